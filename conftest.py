@@ -1,4 +1,4 @@
-"""Test-session set-up: nothing touches the network, and notebooks executed by nbval write their verdicts to a
+"""Test-session set-up (root conftest, so it also applies to nbval over notebooks/): nothing touches the network, and notebooks executed by nbval write their verdicts to a
 temporary folder instead of the repository."""
 from __future__ import annotations
 
