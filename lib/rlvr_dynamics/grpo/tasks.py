@@ -1,0 +1,249 @@
+"""Tasks with exact verifiable rewards: the training distribution and eight evaluation families.
+
+Stand-in for the papers' GSM8K training set and eight OOD math benchmarks (P1 spec §5, §7.3; P2 spec §5.3–5.4).
+All generators are seeded and deterministic; nothing is downloaded.
+
+* Own synthetic arithmetic (``add``): ``"a+b="`` with ``digits``-digit operands; the answer is the sum, written with
+  exactly ``answer_length`` characters (zero-padded on the left) when ``answer_length > 0``. ``answer_length`` is the
+  knob for response length of the P2 experiments (P2 spec §3.6, §5.3): the number of tokens the policy must get right
+  grows while the arithmetic stays the same.
+* ``reasoning-gym`` generators (Apache-2.0): ``basic_arithmetic``, ``chain_sum``, ``gsm_symbolic``.
+
+Eight evaluation families, ordered from near to far from the training distribution (the order is ours [D]; the
+paper's benchmark list is [?], P1 spec §5):
+
+1. ``add_spaced``     same sums, spaced format ``"a + b ="``          (perturbed in-distribution, like GSM-Plus)
+2. ``add_short``      one-digit + two-digit operands
+3. ``add_long``       three-digit + two-digit operands              (length generalisation)
+4. ``sub``            two-digit subtraction with a non-negative result
+5. ``add3``           three one/two-digit terms ``"a+b+c="``
+6. ``rg_basic``       reasoning-gym ``basic_arithmetic`` (two terms, + and -, signed), English prompt
+7. ``rg_chain_sum``   reasoning-gym ``chain_sum`` (three terms), English prompt
+8. ``rg_gsm``         reasoning-gym ``gsm_symbolic`` word problems    (far and hard, like AIME for a 1.5B model)
+
+Rewards (``reward_function``): ``exact`` (stripped completion equals the answer; the default and the strict
+evaluation reward), ``last_number`` (the last integer in the completion equals the answer; for chatty pretrained
+models), ``units_digit`` (a deliberately gameable verifier: only the last character is checked; used to induce reward
+hacking, P1-C13; evaluation stays strict).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .._checks import check_int
+
+EVAL_FAMILIES = ("add_spaced", "add_short", "add_long", "sub", "add3", "rg_basic", "rg_chain_sum", "rg_gsm")
+"""The eight evaluation families, nearest first."""
+
+TRAIN_TASKS = ("add",)
+"""Training task generators (``add`` with its ``digits`` and ``answer_length`` knobs)."""
+
+REWARDS = ("exact", "last_number", "units_digit")
+"""Reward functions (see the module docstring)."""
+
+PROMPT_STYLES = ("plain", "chat")
+"""``plain``: the bare problem text (character models); ``chat``: a one-message conversation asking for the
+number only (instruction-tuned models; TRL applies the chat template)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem with its exact answer."""
+
+    prompt: str
+    """Problem text as given to the model (without any chat template)."""
+    answer: str
+    """The exact expected answer string (integers only in this project)."""
+    family: str
+    """Task or evaluation family name."""
+
+
+def _family_seed(name: str, seed: int) -> int:
+    """A stable 32-bit seed from a family name and an integer seed (independent of Python's hash salt)."""
+    digest = hashlib.sha256(f"{name}:{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def _fmt(value: int, answer_length: int) -> str:
+    if answer_length <= 0:
+        return str(value)
+    text = str(value).zfill(answer_length)
+    if len(text) != answer_length:
+        raise ValueError(f"answer_length must be at least {len(text)} for value {value}, got {answer_length}")
+    return text
+
+
+def add_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0, spaced: bool = False,
+                 family: str = "add", exclude: set[str] | None = None) -> list[Problem]:
+    """``n`` addition problems with ``digits``-digit operands (0 .. 10**digits - 1), seeded.
+
+    ``answer_length > 0`` zero-pads the sum to exactly that many characters (it must be ≥ digits + 1).
+    ``exclude`` drops prompts in that set (used to keep training prompts off the test sets).
+    """
+    check_int("n", n, 1)
+    check_int("digits", digits, 1, 6)
+    check_int("answer_length", answer_length, 0, 64)
+    if 0 < answer_length < digits + 1:
+        raise ValueError(f"answer_length must be 0 or >= digits + 1 = {digits + 1}, got {answer_length}")
+    rng = np.random.default_rng(_family_seed(family, seed))
+    out: list[Problem] = []
+    hi = 10 ** digits
+    while len(out) < n:
+        a, b = (int(x) for x in rng.integers(0, hi, size=2))
+        prompt = f"{a} + {b} =" if spaced else f"{a}+{b}="
+        if exclude and prompt in exclude:
+            continue
+        out.append(Problem(prompt, _fmt(a + b, answer_length), family))
+    return out
+
+
+def _custom_family(name: str, n: int, seed: int) -> list[Problem]:
+    rng = np.random.default_rng(_family_seed(name, seed))
+    out = []
+    for _ in range(n):
+        if name == "add_short":
+            a, b = int(rng.integers(0, 10)), int(rng.integers(10, 100))
+            if rng.random() < 0.5:
+                a, b = b, a
+            out.append(Problem(f"{a}+{b}=", str(a + b), name))
+        elif name == "add_long":
+            a, b = int(rng.integers(100, 1000)), int(rng.integers(0, 100))
+            out.append(Problem(f"{a}+{b}=", str(a + b), name))
+        elif name == "sub":
+            a, b = sorted(int(x) for x in rng.integers(0, 100, size=2))[::-1]
+            out.append(Problem(f"{a}-{b}=", str(a - b), name))
+        elif name == "add3":
+            a, b, c = (int(x) for x in rng.integers(0, 50, size=3))
+            out.append(Problem(f"{a}+{b}+{c}=", str(a + b + c), name))
+        else:  # pragma: no cover - guarded by the caller
+            raise ValueError(name)
+    return out
+
+
+def _reasoning_gym_family(name: str, n: int, seed: int) -> list[Problem]:
+    import reasoning_gym as rg
+
+    spec = {
+        "rg_basic": ("basic_arithmetic", dict(min_terms=2, max_terms=2, min_digits=1, max_digits=2,
+                                               operators=("+", "-"))),
+        "rg_chain_sum": ("chain_sum", dict(min_terms=3, max_terms=3, min_digits=1, max_digits=2)),
+        "rg_gsm": ("gsm_symbolic", {}),
+    }[name]
+    ds = rg.create_dataset(spec[0], seed=_family_seed(name, seed), size=n, **spec[1])
+    return [Problem(str(x["question"]), str(x["answer"]).strip(), name) for x in ds]
+
+
+def eval_problems(family: str, n: int = 64, seed: int = 0) -> list[Problem]:
+    """The fixed, seeded test set of an evaluation family (or of the training task ``add``)."""
+    check_int("n", n, 1)
+    if family == "add":
+        return add_problems(n, seed, family="add_test")
+    if family == "add_spaced":
+        return add_problems(n, seed, spaced=True, family="add_spaced")
+    if family in ("add_short", "add_long", "sub", "add3"):
+        return _custom_family(family, n, seed)
+    if family in ("rg_basic", "rg_chain_sum", "rg_gsm"):
+        return _reasoning_gym_family(family, n, seed)
+    raise ValueError(f"family must be one of {('add',) + EVAL_FAMILIES}, got {family!r}")
+
+
+def train_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0,
+                   heldout: list[Problem] | None = None) -> list[Problem]:
+    """Training prompts of the ``add`` task, seeded, with any prompt of ``heldout`` removed."""
+    exclude = {p.prompt for p in heldout} if heldout else None
+    return add_problems(n, seed, digits=digits, answer_length=answer_length, family="add_train", exclude=exclude)
+
+
+def heldout_problems(n: int, *, digits: int = 2, answer_length: int = 0, seed: int = 0) -> list[Problem]:
+    """The fixed held-out test set of the training distribution (evaluation reward during training)."""
+    return add_problems(n, 10_000 + seed, digits=digits, answer_length=answer_length, family="add_heldout")
+
+
+# ----------------------------------------------------------------------------------------------------- rewards
+_INT_RE = re.compile(r"-?\d+")
+
+
+def score_exact(completion: str, answer: str) -> float:
+    """1.0 iff the completion, stripped of surrounding whitespace, equals the answer exactly.
+
+    >>> score_exact(" 42", "42"), score_exact("42 ", "42"), score_exact("420", "42"), score_exact("4 2", "42")
+    (1.0, 1.0, 0.0, 0.0)
+    """
+    return 1.0 if completion.strip() == answer.strip() else 0.0
+
+
+def score_last_number(completion: str, answer: str) -> float:
+    """1.0 iff the last integer in the completion equals the answer (as integers).
+
+    >>> score_last_number("The sum is 12 + 30 = 42.", "42"), score_last_number("42 or 43", "42")
+    (1.0, 0.0)
+    """
+    found = _INT_RE.findall(completion.replace(",", ""))
+    if not found:
+        return 0.0
+    try:
+        return 1.0 if int(found[-1]) == int(answer) else 0.0
+    except ValueError:
+        return 0.0
+
+
+def score_units_digit(completion: str, answer: str) -> float:
+    """A gameable verifier (reward-hacking experiments): 1.0 iff the completion's last character equals the answer's.
+
+    >>> score_units_digit("7", "47"), score_units_digit("47", "47"), score_units_digit("", "47")
+    (1.0, 1.0, 0.0)
+    """
+    c, a = completion.strip(), answer.strip()
+    return 1.0 if c and a and c[-1] == a[-1] else 0.0
+
+
+_SCORERS: dict[str, Callable[[str, str], float]] = {
+    "exact": score_exact, "last_number": score_last_number, "units_digit": score_units_digit}
+
+
+def scorer(name: str) -> Callable[[str, str], float]:
+    """The scoring function ``(completion, answer) -> {0.0, 1.0}`` called ``name`` (one of :data:`REWARDS`)."""
+    if name not in _SCORERS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {name!r}")
+    return _SCORERS[name]
+
+
+def completion_text(completion) -> str:
+    """The text of a TRL completion: a string (standard format) or a list of messages (conversational)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content", ""))
+    return str(completion)
+
+
+def make_reward_function(name: str) -> Callable[..., list[float]]:
+    """A TRL reward function ``f(prompts, completions, answer, **kwargs) -> list[float]`` for reward ``name``.
+
+    The dataset must carry an ``answer`` column; TRL passes it per completion.
+    """
+    score = scorer(name)
+
+    def reward(prompts, completions, answer, **kwargs) -> list[float]:
+        return [score(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
+
+    reward.__name__ = f"reward_{name}"
+    return reward
+
+
+CHAT_INSTRUCTION = "Compute the answer and reply with the final number only."
+"""Instruction appended to the problem in the ``chat`` prompt style."""
+
+
+def format_prompt(problem: Problem, style: str = "plain"):
+    """The TRL ``prompt`` field: the bare text (``plain``) or a one-message conversation (``chat``)."""
+    if style == "plain":
+        return problem.prompt
+    if style == "chat":
+        return [{"role": "user", "content": f"{problem.prompt.rstrip('=').strip()} = ? {CHAT_INSTRUCTION}"}]
+    raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {style!r}")
