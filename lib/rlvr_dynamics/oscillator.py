@@ -149,8 +149,8 @@ def critical_refresh_interval(eta, momentum, stiffness):
 
     Same with or without the lag-mass term, independent of δ, G and D.
 
-    >>> critical_refresh_interval(1e-3, 0.9, 1.0)
-    100.00000000000003
+    >>> round(critical_refresh_interval(1e-3, 0.9, 1.0), 9)
+    100.0
     """
     eta = check_positive("eta", eta)
     momentum = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
