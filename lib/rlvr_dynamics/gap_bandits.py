@@ -124,6 +124,8 @@ class SweepResult:
     """Δμ_x(k) = ⟨w_k, g⁺_x − g⁻_x⟩ at the recorded steps (NaN at the final record: no step taken)."""
     grad_norm_sq_sum: np.ndarray
     """(A, E, S, n_records): Σ_{j<k} η_j ‖∇J̄_j‖², J̄ the mean success rate over contexts."""
+    realised_step: np.ndarray
+    """(A, E, S, n_records): the step η_k actually taken at each recorded step (NaN at the final record)."""
     direction_norm: np.ndarray
     """(A, E, S, n_records): ‖w_k‖ (NaN at the final record)."""
     step_condition_always: np.ndarray
@@ -157,14 +159,19 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
              n_seeds: int = 1, group_size: int | None = 8, expected_group_size: int | None = None,
              seed: int = 0, schedule: Callable[[int], float] | Sequence[float] | None = None,
              record_every: int = 1, std: str = "population", std_eps: float = 0.0,
-             max_length: float | None = None, theta0: Any = None, step_condition_form: str = "2(L+8G^2)"
-             ) -> SweepResult:
+             max_length: float | None = None, theta0: Any = None, step_condition_form: str = "2(L+8G^2)",
+             step_rule: str = "fixed") -> SweepResult:
     """Run every (algorithm, step size, seed) for ``n_steps`` SGD steps as one array program (P2 spec §5.2).
 
     ``group_size=None`` uses the exact expected direction (``expected_group_size`` G: the exact finite-G
     expectation; None: G → ∞); an int samples that many responses per context per step. ``schedule``
-    multiplies η at step k (a callable or an array of n_steps factors). Returns a :class:`SweepResult`.
+    multiplies η at step k (a callable or an array of n_steps factors). ``step_rule="theorem1"`` makes the step
+    adapt to alignment and curvature: ``η_k = η · min_x [Δμ_x]₊ / (C_o,x ‖w_k‖²)``, so the Theorem-1 condition
+    holds at every step whenever ``η ≤ 1`` (η is then a fraction of the largest admissible step).
+    Returns a :class:`SweepResult`.
     """
+    if step_rule not in ("fixed", "theorem1"):
+        raise ValueError(f"step_rule must be 'fixed' or 'theorem1', got {step_rule!r}")
     algs = tuple(algorithms)
     if not algs:
         raise ValueError("algorithms must name at least one algorithm")
@@ -213,6 +220,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     out_dmu = np.full((r_n, n_rec, x_n), np.nan)
     out_g2 = np.empty((r_n, n_rec))
     out_wn = np.full((r_n, n_rec), np.nan)
+    out_eta = np.full((r_n, n_rec), np.nan)
     out_ok = np.empty((r_n, n_rec, x_n), bool)
     m_cum = np.zeros((r_n, x_n))
     g2_cum = np.zeros(r_n)
@@ -296,10 +304,14 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
         l_o = np.maximum((p * phi_sq[None]).sum(-1) - m2, 0.0)
         c_o = _gap.theorem1_constant(g_o, l_o, step_condition_form)
         wn2 = (w ** 2).sum(-1)
-        cond_ok &= (eta_k[:, None] * wn2[:, None] * c_o) <= np.maximum(dmu, 0.0)
+        if step_rule == "theorem1":
+            admissible = np.where(wn2[:, None] > 0, np.maximum(dmu, 0.0) / (c_o * wn2[:, None] + 1e-300), 0.0)
+            eta_k = eta_k * admissible.min(-1)
+        cond_ok &= (eta_k[:, None] * wn2[:, None] * c_o) <= np.maximum(dmu, 0.0) * (1 + 1e-12)
         if record:
             out_dmu[:, rec_ptr] = dmu
             out_wn[:, rec_ptr] = np.sqrt(wn2)
+            out_eta[:, rec_ptr] = eta_k
             rec_ptr += 1
         m_cum += eta_k[:, None] * np.maximum(dmu, 0.0)
         g2_cum += eta_k * (grad_mean ** 2).sum(-1)
@@ -310,7 +322,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
 
     return SweepResult(algorithms=algs, step_sizes=etas, steps=rec_steps, success_rate=shape5(out_j),
                        log_odds=shape5(out_l), cumulative_alignment=shape5(out_m), alignment=shape5(out_dmu),
-                       grad_norm_sq_sum=shape5(out_g2), direction_norm=shape5(out_wn),
+                       grad_norm_sq_sum=shape5(out_g2), realised_step=shape5(out_eta), direction_norm=shape5(out_wn),
                        step_condition_always=shape5(out_ok), group_size=group_size)
 
 

@@ -227,13 +227,20 @@ class IIDTokenModel:
         return _gap.GradientGap(g_plus=g_plus, g_minus=g_plus - gap, gap=gap, success_rate=j)
 
     def expected_direction(self, theta: Any, length: Any, algorithm: str, *, group_size: int | None = None,
-                           max_length: float = 128.0, std: str = "population") -> np.ndarray:
+                           max_length: float | str = 128.0, std: str = "population") -> np.ndarray:
         """Expected direction of ``algorithm`` (spec §3.7): ``c(J)·gap/len`` with len = T for ``grpo``,
-        ``max_length`` for ``dr_grpo``, 1 otherwise (fixed-length responses)."""
+        ``max_length`` for ``dr_grpo`` (``"length"``: L_max = T, i.e. a per-response 1/|o| with a mean baseline),
+        1 otherwise (fixed-length responses)."""
         gg = self.gradient_gap(theta, length)
         c = _dirs.expected_coefficient(gg.success_rate, algorithm, group_size, std=std)
         t = np.asarray(length, float)
-        div = {"grpo": t, "dr_grpo": np.asarray(float(max_length))}.get(algorithm, np.asarray(1.0))
+        if isinstance(max_length, str):
+            if max_length != "length":
+                raise ValueError(f"max_length must be a positive number or 'length', got {max_length!r}")
+            lmax = t
+        else:
+            lmax = np.asarray(float(check_in_range("max_length", max_length, 0.0, None, low_inclusive=False)))
+        div = {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
         return (c / div)[..., None] * gg.gap
 
     def as_autoregressive(self, length: int) -> AutoregressivePolicy:
@@ -245,7 +252,7 @@ class IIDTokenModel:
 
 
 def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, algorithm: str, n_steps: int, *,
-                         max_length: float = 128.0, theta0: Any = None, record_every: int = 1
+                         max_length: float | str = 128.0, theta0: Any = None, record_every: int = 1
                          ) -> dict[str, np.ndarray]:
     """Exact population-direction SGD ``θ ← θ + η E[w]`` for every (length T, step size η), one array program.
 
