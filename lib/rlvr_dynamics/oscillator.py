@@ -234,9 +234,10 @@ def _response(t: np.ndarray, gamma: np.ndarray, w0sq: np.ndarray, velocity: bool
         safe_root = np.where(small, 1.0, root)
         sinc_t = np.where(pos, 0.5 * (ep - em) / safe_root,
                           np.where(neg, eg * np.sin(root * t) / safe_root, eg * t * (1 + x / 6 + x * x / 120)))
-    if velocity:
-        return -w0sq * sinc_t
-    return cos_part + gamma * sinc_t
+    with np.errstate(invalid="ignore", over="ignore"):
+        if velocity:
+            return -w0sq * sinc_t
+        return cos_part + gamma * sinc_t
 
 
 def _gamma_w0sq(coeffs: Coefficients):

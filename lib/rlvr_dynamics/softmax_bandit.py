@@ -42,6 +42,7 @@ __all__ = [
     "LAG_MODELS", "NORMALISATIONS", "BanditRun", "simulate", "simulate_loop", "expected_force",
     "analytic_stiffness", "stale_normalisation_share", "finite_difference_stiffness", "measure_stiffness",
     "StiffnessMeasurement", "group_drift_factor", "finite_group_fixed_point", "expected_group_std",
+    "finite_group_force", "group_gradient_variance", "finite_group_stiffness",
 ]
 
 LAG_MODELS = ("delay", "periodic", "surrogate")
@@ -141,6 +142,40 @@ def expected_group_std(p, group_size: int, unbiased_std: bool = False):
     pmf, s2, _ = _group_moments(p, group_size, 0.0, "inside", "none", unbiased_std)
     out = (pmf * np.sqrt(s2)).sum(-1)
     return float(out) if out.ndim == 0 else out
+
+
+def finite_group_force(z, p_ref, beta, group_size: int, eps=0.0, eps_placement: str = "inside",
+                       normalisation: str = "std", unbiased_std: bool = False):
+    """E_k[ĝ] on-policy at finite G: E_k[s² w(s²)] − β p(1−p)(z − z_ref) (the mean drift the finite-G bandit
+    actually follows; → :func:`expected_force` as G → ∞ for std normalisation)."""
+    group_size = check_int("group_size", group_size, 2)
+    z = as_finite_array("z", z)
+    p = sigmoid(z)
+    pmf, _, s2w = _group_moments(p, group_size, eps, eps_placement, normalisation, unbiased_std)
+    return (pmf * s2w).sum(-1) - np.asarray(beta, float) * p * (1 - p) * (z - logit(np.asarray(p_ref, float)))
+
+
+def group_gradient_variance(p, group_size: int, eps=0.0, eps_placement: str = "inside", normalisation: str = "std",
+                            unbiased_std: bool = False):
+    """Var_k[ĝ] of the on-policy finite-G gradient at success rate p (exact over k ~ Binomial(G, p)): the
+    per-step forcing of the bandit. Its leading 1/G term is ∝ (1−2p)², so near p = ½ the O(1/G²) part dominates."""
+    group_size = check_int("group_size", group_size, 2)
+    p = check_in_range("p", p, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    pmf, _, s2w = _group_moments(p, group_size, eps, eps_placement, normalisation, unbiased_std)
+    m1 = (pmf * s2w).sum(-1)
+    out = (pmf * s2w**2).sum(-1) - m1**2
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def finite_group_stiffness(p_ref, beta, group_size: int, eps=0.0, eps_placement: str = "inside",
+                           normalisation: str = "std", unbiased_std: bool = False, h: float = 1e-5):
+    """K_G = −dE_k[ĝ]/dz at the finite-G fixed point (central difference)."""
+    p = finite_group_fixed_point(p_ref, beta, group_size, eps, eps_placement, normalisation, unbiased_std)
+    z = logit(np.asarray(p))
+    f = lambda x: finite_group_force(x, p_ref, beta, group_size, eps, eps_placement, normalisation,  # noqa: E731
+                                     unbiased_std)
+    out = -(f(z + h) - f(z - h)) / (2 * h)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def finite_group_fixed_point(p_ref, beta, group_size: int, eps=0.0, eps_placement: str = "inside",
