@@ -11,12 +11,17 @@ import time
 
 
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("config", help="experiment YAML (one run, or base/grid/runs; see rlvr_dynamics.grpo.config)")
+    parser.add_argument("config", help="experiment YAML (one run, or base/grid/runs; see rlvr_dynamics.grpo.config); several: comma-separated")
     parser.add_argument("--runs-dir", default=None, help="where run folders go (default: data/runs)")
     parser.add_argument("--only", default=None, help="run only configs whose name contains this text")
     parser.add_argument("--dry-run", action="store_true", help="list the runs (id, status) and exit")
     parser.add_argument("--force", action="store_true", help="recompute runs even if complete")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="run this many runs at once in separate processes (machines with many cores; "
+                             "warm starts are built first, once each)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads per run (overrides num_threads, which is not part of the run hash)")
     parser.set_defaults(func=_run_from_args)
     return parser
 
@@ -34,10 +39,16 @@ def _run_from_args(args: argparse.Namespace) -> int:
     from .config import load_experiment
     from .runner import RUNS_DIR, run
 
-    runs = load_experiment(args.config)
+    runs = []
+    for path in args.config.split(","):
+        runs.extend(load_experiment(path))
     if args.only:
         runs = [r for r in runs if args.only in r.name]
+    if args.threads:
+        runs = [r.replace(num_threads=args.threads) for r in runs]
     root = Path(args.runs_dir) if args.runs_dir else RUNS_DIR
+    if args.jobs > 1 and not args.dry_run:
+        return _run_parallel(runs, root, args)
     for i, cfg in enumerate(runs, 1):
         path = root / cfg.run_id() / "config.json"
         status = "complete" if path.exists() and '"complete": true' in path.read_text() else (
@@ -49,6 +60,57 @@ def _run_from_args(args: argparse.Namespace) -> int:
         run(cfg, runs_dir=root, progress=not args.no_progress, force=args.force)
         print(f"    done in {time.time() - t:.1f} s", flush=True)
     return 0
+
+
+def _task(job) -> tuple[str, str, float, str]:
+    kind, cfg, root, force = job
+    import torch
+
+    from .runner import resolve_model, run
+
+    torch.set_num_threads(cfg.num_threads)
+    t = time.time()
+    try:
+        if kind == "warm":
+            resolve_model(cfg)
+        else:
+            run(cfg, runs_dir=root, progress=False, force=force)
+        return kind, cfg.run_id(), time.time() - t, "ok"
+    except Exception as exc:  # report and go on with the other runs
+        return kind, cfg.run_id(), time.time() - t, f"error: {type(exc).__name__}: {exc}"
+
+
+def _run_parallel(runs, root, args) -> int:
+    """Runs in a process pool: warm starts not yet cached are built first (once per key), then the runs whose warm
+    start is cached, then the others (which, if they start before their warm start is ready, build it again —
+    correct, since builds are deterministic and written atomically, only wasteful)."""
+    import multiprocessing as mp
+
+    from .tiny_model import WarmStart, cache_dir
+
+    def warm_dir(cfg):
+        if not cfg.is_tiny:
+            return None
+        spec = WarmStart(cfg.model, digits=cfg.warm_start_digits or cfg.digits, answer_length=cfg.answer_length,
+                         target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
+                         seed=cfg.warm_start_seed)
+        return cache_dir() / "warmstart" / f"{spec.size}-{spec.key()}"
+
+    missing: dict[str, object] = {}
+    for cfg in runs:
+        d = warm_dir(cfg)
+        if d is not None and not (d / "warmstart.json").exists():
+            missing.setdefault(str(d), cfg)
+    ready = [c for c in runs if warm_dir(c) is None or str(warm_dir(c)) not in missing]
+    later = [c for c in runs if c not in ready]
+    jobs = ([("warm", c, root, False) for c in missing.values()] + [("run", c, root, args.force) for c in ready]
+            + [("run", c, root, args.force) for c in later])
+    failed = 0
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        for kind, rid, dt, status in pool.imap_unordered(_task, jobs):
+            failed += status != "ok"
+            print(f"{kind} {rid} {status} {dt:.1f} s", flush=True)
+    return 1 if failed else 0
 
 
 def train_main(argv: list[str] | None = None) -> int:

@@ -257,13 +257,15 @@ class RunConfig:
 def expand(spec: dict[str, Any]) -> list[RunConfig]:
     """Runs of an experiment spec: ``{base: {...}, grid: {field: [values]}, runs: [{...}, ...]}``.
 
-    ``grid`` is a Cartesian product over ``base``; each entry of ``runs`` overrides ``base`` once. A plain mapping
+    ``grid`` is a Cartesian product over ``base``; a grid value that is a mapping sets several fields together
+    (e.g. ``algorithm: [{loss_type: grpo, scale_rewards: group}, {loss_type: dr_grpo, scale_rewards: none}]``,
+    where the key ``algorithm`` is only a label); each entry of ``runs`` overrides ``base`` once. A plain mapping
     of fields (no ``base``/``grid``/``runs`` keys) is a single run. Order: grid first (last field fastest), then runs.
     """
     if not isinstance(spec, dict):
         raise ValueError(f"experiment spec must be a mapping, got {type(spec).__name__}")
     if not ({"base", "grid", "runs"} & set(spec)):
-        return [RunConfig.from_dict(spec)]
+        return [RunConfig.from_dict({k: v for k, v in spec.items() if k != "description"})]
     extra = sorted(set(spec) - {"base", "grid", "runs", "description"})
     if extra:
         raise ValueError(f"experiment spec has unknown top-level keys {extra}; allowed: base, grid, runs, description")
@@ -273,7 +275,10 @@ def expand(spec: dict[str, Any]) -> list[RunConfig]:
     if grid:
         keys = list(grid)
         for values in itertools.product(*(grid[k] if isinstance(grid[k], list) else [grid[k]] for k in keys)):
-            out.append(RunConfig.from_dict({**base, **dict(zip(keys, values))}))
+            point: dict[str, Any] = {}
+            for k, v in zip(keys, values):
+                point.update(v if isinstance(v, dict) else {k: v})  # a mapping value sets several fields at once
+            out.append(RunConfig.from_dict({**base, **point}))
     for override in spec.get("runs") or []:
         out.append(RunConfig.from_dict({**base, **override}))
     if not out:

@@ -47,6 +47,9 @@ LEADING_COLUMNS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grou
 
 
 def _git_commit() -> str:
+    """HEAD of the repository (``$RLVR_GIT_COMMIT`` overrides it, for copies of the tree without ``.git``)."""
+    if os.environ.get("RLVR_GIT_COMMIT"):
+        return os.environ["RLVR_GIT_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=10).stdout.strip() or "unknown"
@@ -246,6 +249,55 @@ class _Progress:
         return Bar()
 
 
+def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
+    """TRL ``GRPOConfig`` of ``cfg`` (the one place where RunConfig fields map onto TRL/transformers settings)."""
+    import torch
+    from trl import GRPOConfig
+
+    use_cpu = device == "cpu"
+    return GRPOConfig(
+        output_dir=str(output_dir), max_steps=cfg.max_steps, per_device_train_batch_size=cfg.num_prompts_per_step *
+        cfg.num_generations, gradient_accumulation_steps=1, steps_per_generation=cfg.steps_per_generation,
+        num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
+        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
+        optim="adamw_torch" if cfg.optimizer == "adamw" else "sgd", adam_beta1=cfg.momentum,
+        adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
+        weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
+        scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon=cfg.epsilon, entropy_coef=cfg.entropy_coef,
+        seed=cfg.seed, data_seed=cfg.seed, logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
+        save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=(not use_cpu and torch.cuda.is_bf16_supported()),
+        disable_tqdm=True, remove_unused_columns=False, log_completions=False,
+        dataloader_num_workers=0, shuffle_dataset=True,
+    )
+
+
+def make_trainer(cfg: RunConfig, model_path: str, tokenizer, dataset, output_dir: str | os.PathLike, device: str,
+                 callback=None):
+    """A TRL ``GRPOTrainer`` for ``cfg`` with the project's reward; ``callback`` (e.g. a
+    :class:`~rlvr_dynamics.grpo.instrumentation.GRPODynamicsCallback`) is attached if given."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOTrainer
+
+    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)],
+                          args=grpo_args(cfg, output_dir, device), train_dataset=dataset, processing_class=tokenizer)
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    if callback is not None:
+        callback.attach(trainer)
+    return trainer
+
+
+def training_dataset(cfg: RunConfig):
+    """The ``datasets.Dataset`` of training prompts of ``cfg`` (``prompt`` and ``answer`` columns)."""
+    import datasets
+
+    pool = train_problems(cfg.train_pool_size, seed=0, digits=cfg.digits, answer_length=cfg.answer_length,
+                          heldout=heldout_problems(256, digits=cfg.digits, answer_length=cfg.answer_length, seed=1))
+    return datasets.Dataset.from_list([{"prompt": format_prompt(p, cfg.prompt_style), "answer": p.answer}
+                                       for p in pool])
+
+
 def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: bool = True,
         force: bool = False, max_steps_this_call: int | None = None) -> Path:
     """Train ``cfg`` (or resume it, or do nothing if complete) and return its folder ``<runs_dir>/<run-id>``.
@@ -253,12 +305,9 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     ``max_steps_this_call`` stops after that many optimizer steps *of this call* at a checkpoint boundary (used by the
     resume test to simulate a kill); the run stays incomplete and the next call resumes it.
     """
-    import datasets
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig, GRPOTrainer
 
     from .evaluation import accuracy
     from .instrumentation import GRPODynamicsCallback
@@ -281,10 +330,7 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
         tok.pad_token = tok.eos_token
 
     heldout = heldout_problems(cfg.eval_size, digits=cfg.digits, answer_length=cfg.answer_length, seed=1)
-    pool = train_problems(cfg.train_pool_size, seed=0, digits=cfg.digits, answer_length=cfg.answer_length,
-                          heldout=heldout_problems(256, digits=cfg.digits, answer_length=cfg.answer_length, seed=1))
-    dataset = datasets.Dataset.from_list([{"prompt": format_prompt(p, cfg.prompt_style), "answer": p.answer}
-                                          for p in pool])
+    dataset = training_dataset(cfg)
 
     info: dict[str, Any] = {
         "run_id": cfg.run_id(), "config_hash": cfg.config_hash(), "config": asdict(cfg),
@@ -304,22 +350,6 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
         atomic_write_text(before_path, json.dumps(eval_before))
     atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
 
-    use_cpu = device == "cpu"
-    targs = GRPOConfig(
-        output_dir=str(work), max_steps=cfg.max_steps, per_device_train_batch_size=cfg.num_prompts_per_step *
-        cfg.num_generations, gradient_accumulation_steps=1, steps_per_generation=cfg.steps_per_generation,
-        num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
-        max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
-        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
-        optim="adamw_torch" if cfg.optimizer == "adamw" else "sgd", adam_beta1=cfg.momentum,
-        adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
-        weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
-        scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon=cfg.epsilon, entropy_coef=cfg.entropy_coef,
-        seed=cfg.seed, data_seed=cfg.seed, logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
-        save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=(not use_cpu and torch.cuda.is_bf16_supported()),
-        disable_tqdm=True, remove_unused_columns=False, log_completions=False,
-        dataloader_num_workers=0, shuffle_dataset=True,
-    )
     eval_problems_ = heldout
 
     def eval_fn(model):
@@ -328,12 +358,8 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
                 "reward_sampled": accuracy(model, tok, eval_problems_, do_sample=True,
                                            temperature=cfg.temperature, seed=cfg.seed, **kw)}
 
-    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)], args=targs,
-                          train_dataset=dataset, processing_class=tok)
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
     dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment)
-    dyn.attach(trainer)
+    trainer = make_trainer(cfg, model_path, tok, dataset, work, device, callback=dyn)
     trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
     trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))
     if max_steps_this_call is not None:

@@ -126,6 +126,16 @@ def _custom_family(name: str, n: int, seed: int) -> list[Problem]:
 
 
 def _reasoning_gym_family(name: str, n: int, seed: int) -> list[Problem]:
+    """Problems from reasoning-gym, cached as JSON under ``cache_dir()/evalsets`` (deterministic either way; the
+    cache lets machines without reasoning-gym's dependencies evaluate on the same sets)."""
+    import json
+    import os
+    from pathlib import Path
+
+    root = Path(os.environ.get("RLVR_DYNAMICS_CACHE", Path.home() / ".cache" / "rlvr-dynamics")) / "evalsets"
+    cached = root / f"{name}-{n}-{seed}.json"
+    if cached.exists():
+        return [Problem(**x) for x in json.loads(cached.read_text())]
     import reasoning_gym as rg
 
     spec = {
@@ -135,7 +145,11 @@ def _reasoning_gym_family(name: str, n: int, seed: int) -> list[Problem]:
         "rg_gsm": ("gsm_symbolic", {}),
     }[name]
     ds = rg.create_dataset(spec[0], seed=_family_seed(name, seed), size=n, **spec[1])
-    return [Problem(str(x["question"]), str(x["answer"]).strip(), name) for x in ds]
+    out = [Problem(str(x["question"]), str(x["answer"]).strip(), name) for x in ds]
+    from .._io import atomic_write_text
+
+    atomic_write_text(cached, json.dumps([{"prompt": p.prompt, "answer": p.answer, "family": p.family} for p in out]))
+    return out
 
 
 def eval_problems(family: str, n: int = 64, seed: int = 0) -> list[Problem]:

@@ -1,0 +1,89 @@
+"""Reading committed GRPO runs for the notebooks: reward curves, law fits, implied oscillator coefficients, transfer.
+
+The fits themselves are :mod:`rlvr_dynamics.laws`; the gap-alignment bound is :mod:`rlvr_dynamics.gap`. This module
+only adapts run logs to them and maps fitted times onto the oscillator of P1 spec §3.3–3.4 [D]:
+
+With δ = 1 (time in optimizer steps), the overdamped three-phase law has roots λ± = 1/T_f, 1/T_s with
+λ+ + λ− = C/M and λ+λ− = K_eff/M, so C/K_eff = T_s + T_f and M/C = T_s·T_f/(T_s + T_f). With C = 1 − μ − ηK·K_ref
+and M = (1 + μ)/2 + ηK·K_ref²/2 (spec §3.3) and a small lag term, the fit implies
+
+* ηK ≈ (1 − μ)/(T_s + T_f)                          (stiffness per step; K_ref small),
+* stability ratio ηK·K_ref/(1 − μ) ≈ K_ref/(T_s + T_f) (unstable at ≥ 1, spec §3.4),
+* predicted inertial time M/C = (1 + μ)/(2(1 − μ))    (9.5 steps for μ = 0.9), to compare with T_s·T_f/(T_s + T_f),
+* damping ratio ζ = (T_s + T_f)/(2√(T_s T_f)) ≥ 1     (real roots by construction of the fitted family).
+
+Adam's β1 enters as μ through the equivalence of an EMA momentum buffer with heavy-ball momentum at a rescaled
+step (η(1 − β1)); the ratio M/C does not depend on that rescaling.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .tasks import EVAL_FAMILIES
+
+
+def series(run: dict[str, Any], column: str = "reward") -> tuple[np.ndarray, np.ndarray]:
+    """(step, value) of a metrics column with missing (NaN) entries dropped; ValueError if the column is absent."""
+    m = run["metrics"]
+    if column not in m:
+        raise ValueError(f"run {run['id']} has no column {column!r} in metrics.csv")
+    t, y = m["step"], m[column]
+    ok = np.isfinite(y)
+    return t[ok], y[ok]
+
+
+def fit_run(run: dict[str, Any], column: str = "reward", *, seed: int = 0) -> dict[str, Any]:
+    """:func:`rlvr_dynamics.laws.compare_laws` on the run's per-step ``column`` (raw, unsmoothed), time from 0,
+    reward bounds (0, 1)."""
+    from .. import laws
+
+    t, y = series(run, column)
+    return laws.compare_laws(t - t[0], y, r_bounds=(0.0, 1.0), seed=seed)
+
+
+def implied_oscillator(fit, momentum: float, refresh_interval: int = 1) -> dict[str, float]:
+    """Oscillator quantities implied by a three-phase fit (see the module docstring) [D]."""
+    p = fit.params
+    ts, tf = float(p.get("t_slow", math.nan)), float(p.get("t_fast", math.nan))
+    s = ts + tf
+    return {
+        "t_slow": ts, "t_fast": tf,
+        "eta_K": (1.0 - momentum) / s if s > 0 else math.nan,
+        "stability_ratio": refresh_interval / s if s > 0 else math.nan,
+        "zeta": s / (2.0 * math.sqrt(ts * tf)) if ts > 0 and tf > 0 else math.nan,
+        "inertial_time_fit": ts * tf / s if s > 0 else math.nan,
+        "inertial_time_pred": (1.0 + momentum) / (2.0 * (1.0 - momentum)),
+    }
+
+
+def mean_curve(runs: list[dict[str, Any]], column: str = "reward") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step, mean, std over runs) of a column on the common steps (runs must share their step grid)."""
+    if not runs:
+        raise ValueError("runs must not be empty")
+    n = min(len(r["metrics"]["step"]) for r in runs)
+    ys = np.stack([r["metrics"][column][:n] for r in runs])
+    return runs[0]["metrics"]["step"][:n], np.nanmean(ys, axis=0), np.nanstd(ys, axis=0)
+
+
+def rolling_mean(y: np.ndarray, window: int) -> np.ndarray:
+    """Trailing rolling mean (the first window-1 points average what is available)."""
+    y = np.asarray(y, dtype=float)
+    c = np.cumsum(np.insert(y, 0, 0.0))
+    idx = np.arange(1, len(y) + 1)
+    lo = np.maximum(0, idx - window)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+def transfer_table(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{family: {"before", "after", "delta"}}`` averaged over ``runs`` (each with an ``eval.json``)."""
+    fams = ["heldout", *EVAL_FAMILIES]
+    out = {}
+    for f in fams:
+        b = [r["eval"]["before"][f] for r in runs if r["eval"] and f in r["eval"]["before"]]
+        a = [r["eval"]["after"][f] for r in runs if r["eval"] and f in r["eval"]["after"]]
+        if b and a:
+            out[f] = {"before": float(np.mean(b)), "after": float(np.mean(a)), "delta": float(np.mean(a) - np.mean(b))}
+    return out
