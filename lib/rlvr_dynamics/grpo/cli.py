@@ -101,8 +101,13 @@ def _run_parallel(runs, root, args) -> int:
         d = warm_dir(cfg)
         if d is not None and not (d / "warmstart.json").exists():
             missing.setdefault(str(d), cfg)
-    ready = [c for c in runs if warm_dir(c) is None or str(warm_dir(c)) not in missing]
-    later = [c for c in runs if c not in ready]
+    def cost(cfg) -> float:  # rough relative cost, so that the longest runs start first
+        size = {"tiny-s": 1.0, "tiny-m": 1.5, "tiny-l": 4.0}.get(cfg.model, 100.0)
+        return size * cfg.max_steps * cfg.num_prompts_per_step * cfg.num_generations / cfg.refresh_interval
+
+    ready = sorted((c for c in runs if warm_dir(c) is None or str(warm_dir(c)) not in missing), key=cost,
+                   reverse=True)
+    later = sorted((c for c in runs if c not in ready), key=cost, reverse=True)
     jobs = ([("warm", c, root, False) for c in missing.values()] + [("run", c, root, args.force) for c in ready]
             + [("run", c, root, args.force) for c in later])
     failed = 0
