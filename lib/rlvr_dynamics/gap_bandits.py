@@ -142,6 +142,13 @@ class SweepResult:
         return expit(self.log_odds[..., :1, :] + 0.5 * self.cumulative_alignment)
 
 
+def _lse(x: np.ndarray) -> np.ndarray:
+    """log-sum-exp over the last axis, keepdims (a lean version of scipy's, ~3x faster in the sweep loop).
+    Rows must hold at least one finite value (every context has correct and incorrect arms)."""
+    m = x.max(-1, keepdims=True)
+    return m + np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
 def _schedule_factors(schedule: Any, n_steps: int) -> np.ndarray:
     if schedule is None:
         return np.ones(n_steps)
@@ -227,18 +234,19 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     cond_ok = np.ones((r_n, x_n), bool)
     rec_ptr = 0
     corr_b = np.broadcast_to(correct, (r_n, x_n, n_arms))
+    corr_f = np.broadcast_to(correct.astype(float), (r_n, x_n, n_arms))
     coef_fn = {}
     for a in set(algs):
         coef_fn[a] = (lambda jj, a=a: _dirs.expected_coefficient(jj, a, expected_group_size, std=std, std_eps=eps))
 
     for k in range(n_steps + 1):
         z = (th @ phi_t).reshape(r_n, x_n, n_arms)
-        lse = logsumexp(z, axis=-1, keepdims=True)
+        lse = _lse(z)
         p = np.exp(z - lse)
         zp = np.where(corr_b, z, -np.inf)
         zm = np.where(corr_b, -np.inf, z)
-        lse_p = logsumexp(zp, axis=-1, keepdims=True)
-        lse_m = logsumexp(zm, axis=-1, keepdims=True)
+        lse_p = _lse(zp)
+        lse_m = _lse(zm)
         pp = np.exp(zp - lse_p)
         pm = np.exp(zm - lse_m)
         ell = (lse_p - lse_m)[..., 0]
@@ -280,7 +288,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
             cdf = np.cumsum(p, axis=-1)
             u = rng.random((r_n, x_n, g)) * cdf[..., -1:]
             arms = np.minimum((u[..., :, None] >= cdf[..., None, :]).sum(-1), n_arms - 1)   # (R, X, G)
-            rew = np.take_along_axis(corr_b, arms, axis=-1).astype(float)
+            rew = np.take_along_axis(corr_f, arms, axis=-1)
             rbar = rew.mean(-1, keepdims=True)
             cen = rew - rbar
             sd = np.sqrt((cen ** 2).sum(-1, keepdims=True) / (g - 1 if std == "unbiased" else g))
