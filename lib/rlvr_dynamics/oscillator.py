@@ -485,8 +485,9 @@ def fit_coefficients(t, e, stiffness_eff, *, fit_e0: bool = False, n_starts: int
             hi = [5.0 / dt_min, w_hi] + ([np.inf] if fit_e0 else [])
             x0 = np.clip(x0, np.array(lo) + 1e-9, np.array(hi) - 1e-9)
             try:
-                r = least_squares(res, x0, bounds=(lo, hi), x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14,
-                                  max_nfev=4000)
+                with np.errstate(all="ignore"):
+                    r = least_squares(res, x0, bounds=(lo, hi), x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14,
+                                      max_nfev=4000)
             except (ValueError, FloatingPointError):
                 continue
             if np.isfinite(r.cost) and (best is None or r.cost < best.cost):
