@@ -1,7 +1,7 @@
 """P1 oscillator: coefficients, thresholds, closed forms, stationary variance, SDE (P1 spec §3.3–3.8, §7.4)."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from rlvr_dynamics import delay, oscillator as osc
 
@@ -62,8 +62,10 @@ def test_closed_form_satisfies_ode_and_starts_at_rest(eta, mom, kref, lm):
     t = np.linspace(0, 20 / np.sqrt(c.stiffness_eff / c.mass), 2001)
     h = 1e-4 * (t[1] - t[0]) + 1e-6
     u = osc.unit_response(t, c)
+    assert not np.any(np.isnan(u))          # strongly unstable cases may overflow to ±inf, never NaN
     assert u[0] == pytest.approx(1.0)
     assert osc.unit_response_velocity(0.0, c) == 0.0
+    assume(np.all(np.isfinite(u)) and np.abs(u).max() < 1e100)
     # residual of M ü + C u' + K u via the analytic velocity and a central difference of it
     v = osc.unit_response_velocity(t + h, c)
     vm = osc.unit_response_velocity(np.maximum(t - h, 0), c)

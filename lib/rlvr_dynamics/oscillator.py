@@ -237,7 +237,10 @@ def _response(t: np.ndarray, gamma: np.ndarray, w0sq: np.ndarray, velocity: bool
     with np.errstate(invalid="ignore", over="ignore"):
         if velocity:
             return -w0sq * sinc_t
-        return cos_part + gamma * sinc_t
+        # s > 0: combine the exponentials so that a growing (unstable) solution overflows to ±inf, never inf − inf
+        g_over_r = gamma / safe_root
+        pos_total = 0.5 * ep * (1.0 + g_over_r) + 0.5 * em * (1.0 - g_over_r)
+        return np.where(pos, pos_total, cos_part + gamma * sinc_t)
 
 
 def _gamma_w0sq(coeffs: Coefficients):

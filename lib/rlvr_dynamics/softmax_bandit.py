@@ -403,7 +403,8 @@ def simulate(n_steps: int, *, learning_rate, momentum=0.0, beta=1.0, refresh_int
         else:
             thr = p_old * two64
             raw = bitgen.random_raw(g_max * n).reshape(g_max, n)
-            hits = raw < thr.astype(np.uint64)    # p_old = 1 maps to 2^64 - 1 (P(miss) = 2^-64)
+            with np.errstate(invalid="ignore"):   # NaN p_old (a numerically diverged run) casts to garbage: flagged by `finite`
+                hits = raw < thr.astype(np.uint64)    # p_old = 1 maps to 2^64 - 1 (P(miss) = 2^-64)
             if active is not None:
                 hits &= active
             kk = np.count_nonzero(hits, axis=0)
