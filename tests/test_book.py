@@ -24,7 +24,7 @@ def built_book(tmp_path_factory):
     """A copy of book/ built from the committed (already executed) notebooks, without re-executing them."""
     src = notebooks.BOOK_DIR
     dst = tmp_path_factory.mktemp("book") / "book"
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("_build", "executed", "_generated", "_mathjax",
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("_build", "executed", "_generated", "_mathjax", "__pycache__",
                                                             "_toc.yml", "scorecard.md"))
     html = book.build_book(dst, execute="none", progress=False)
     return dst, html
