@@ -87,3 +87,32 @@ def test_refresh_lag_moves_importance_ratio(cache, tmp_path):
     assert m["update_norm"][0] > 0
     assert all(x > 0 for x in m["is_log_ratio_abs_mean"][1:])  # stale samples after the first update
     assert m["is_ratio_std"][1] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("RLVR_RUN_SLOW") != "1", reason="real SIGKILL test: set RLVR_RUN_SLOW=1")
+def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
+    """A training process killed with SIGKILL after a checkpoint resumes to the same metrics.csv."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = smoke_config(seed=2, max_steps=30, checkpoint_every=10)
+    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
+            f"run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
+    from rlvr_dynamics.grpo.runner import cache_run_dir
+
+    work = cache_run_dir(cfg, tmp_path / "killed")
+    deadline = time.time() + 300
+    while not (work / "checkpoint-10").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed_dir = tmp_path / "killed" / cfg.run_id()
+    assert not json.loads((killed_dir / "config.json").read_text())["complete"]
+    run(cfg, runs_dir=tmp_path / "killed", progress=False)
+    assert (killed_dir / "metrics.csv").read_bytes() == full.read_bytes()
