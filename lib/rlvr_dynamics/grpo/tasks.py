@@ -93,7 +93,12 @@ def add_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0, 
     rng = np.random.default_rng(_family_seed(family, seed))
     out: list[Problem] = []
     hi = 10 ** digits
+    attempts = 0
     while len(out) < n:
+        attempts += 1
+        if attempts > 1000 + 100 * n:
+            raise ValueError(f"could not draw n={n} problems with digits={digits} outside the {len(exclude or ())} "
+                             "excluded prompts; use more digits or a smaller exclusion set")
         a, b = (int(x) for x in rng.integers(0, hi, size=2))
         prompt = f"{a} + {b} =" if spaced else f"{a}+{b}="
         if exclude and prompt in exclude:
