@@ -6,6 +6,8 @@
     rlvr-dynamics run --all [--store]           rerun every notebook at default parameters
     rlvr-dynamics book [--execute stale|all|none]   build the Jupyter Book
     rlvr-dynamics scorecard                     print the verdict counts of the executed notebooks
+    rlvr-dynamics fit LOG [--momentum M --refresh-interval K] [--forecast STEP …]   fit your own training log
+    rlvr-dynamics train CONFIG.yml              run GRPO experiments with TRL (cached by config hash, resumable)
 """
 from __future__ import annotations
 
