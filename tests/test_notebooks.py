@@ -129,3 +129,32 @@ def test_run_with_a_changed_parameter_writes_copy_verdicts_and_provenance(tmp_pa
     assert notebooks.executed_is_current(entry, tmp_path)
     with pytest.raises(ValueError, match="only allowed with default parameters"):
         notebooks.run_notebook(entry, {name: repr(new)}, store=True, out_dir=tmp_path)
+
+
+def _entry_with_parameters(tmp_path, monkeypatch, source):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    nbformat.write(nb, tmp_path / "t.ipynb")
+    monkeypatch.setattr(notebooks, "NOTEBOOK_DIR", tmp_path)
+    return notebooks.NotebookEntry("t", "T", "P1", "c", "§1", ("P1-C1",), "f", 1)
+
+
+def test_parameters_cell_is_parsed_with_its_comments(tmp_path, monkeypatch):
+    entry = _entry_with_parameters(tmp_path, monkeypatch,
+                                   "window = 20  # steps, >= 1 (x = y)\nlr = 1e-3\nnames = ['a', 'b']  # labels\n")
+    params = notebooks.notebook_parameters(entry)
+    assert params == {"window": {"default": 20, "type": "int", "help": "steps, >= 1 (x = y)"},
+                      "lr": {"default": 1e-3, "type": "float", "help": ""},
+                      "names": {"default": ["a", "b"], "type": "list", "help": "labels"}}
+    assert notebooks.coerce_parameters(entry, {"names": "['c']", "window": "3"}) == {"names": ["c"], "window": 3}
+
+
+@pytest.mark.parametrize("source, match", [("import numpy as np\n", "is not 'name = literal'"),
+                                           ("x = np.arange(3)\n", "must be a Python literal"),
+                                           ("x = (\n", "not valid Python")])
+def test_parameters_cell_must_hold_literals(tmp_path, monkeypatch, source, match):
+    entry = _entry_with_parameters(tmp_path, monkeypatch, source)
+    with pytest.raises(ValueError, match=match):
+        notebooks.notebook_parameters(entry)

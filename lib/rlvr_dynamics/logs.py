@@ -124,11 +124,12 @@ def _read_rows(path: Path) -> list[dict]:
     return _rows_from_csv(path, text)
 
 
-def load_run(path: str | Path, reward_column: str | None = None) -> RunLog:
+def load_run(path: str | Path, reward_column: str | None = None, *, min_points: int = 2) -> RunLog:
     """Read ``path`` (trainer_state.json, CSV or JSONL) into a :class:`RunLog`.
 
     ValueError names the file and what is wrong: missing file, no step column, a non-numeric or repeated step,
-    no reward column (listing the numeric columns found), or fewer than 2 logged rewards.
+    no reward column (listing the numeric columns found), or fewer than ``min_points`` logged rewards (2, the
+    fewest a curve fit can use; a reader of partial logs may ask for 1).
     """
     path = Path(path)
     if path.is_dir():
@@ -172,6 +173,6 @@ def load_run(path: str | Path, reward_column: str | None = None) -> RunLog:
     elif reward_column not in series:
         raise ValueError(f"{path}: reward_column {reward_column!r} not found; numeric columns: {sorted(series)}")
     log = RunLog(source=str(path), steps=steps, series=series, reward_column=reward_column)
-    if np.isfinite(log.reward).sum() < 2:
-        raise ValueError(f"{path}: column {reward_column!r} has fewer than 2 logged values")
+    if np.isfinite(log.reward).sum() < min_points:
+        raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values")
     return log

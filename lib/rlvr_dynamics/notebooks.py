@@ -123,21 +123,33 @@ def get_entry(notebook_id: str, entries: Iterable[NotebookEntry] | None = None) 
 
 
 def notebook_parameters(entry: NotebookEntry) -> dict[str, dict[str, Any]]:
-    """The notebook's parameters: ``{name: {"default": value, "type": str, "help": str}}`` from its tagged cell."""
-    import papermill
+    """The notebook's parameters: ``{name: {"default": value, "type": str, "help": str}}`` from its tagged cell.
 
+    The cell is parsed with :mod:`ast` (papermill's own inspector gives up on comments holding ``>=`` or ``=``):
+    every top-level ``name = <literal>`` is a parameter, its trailing ``# comment`` the help text.
+    """
     if not entry.path.exists():
         raise ValueError(f"notebook file {entry.path} for registry id {entry.id!r} does not exist")
-    info = papermill.inspect_notebook(str(entry.path))
-    if not info:
+    nb = nbformat.read(entry.path, as_version=4)
+    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
         raise ValueError(f"{entry.path}: no cell tagged 'parameters'")
-    out = {}
-    for name, p in info.items():
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as exc:
+        raise ValueError(f"{entry.path}: the parameters cell is not valid Python ({exc.msg}, line {exc.lineno})")
+    lines = cell.source.splitlines()
+    out: dict[str, dict[str, Any]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise ValueError(f"{entry.path}: parameters cell line {node.lineno} is not 'name = literal'")
         try:
-            default = ast.literal_eval(p["default"])
-        except (ValueError, SyntaxError):
-            default = p["default"]
-        out[name] = {"default": default, "type": type(default).__name__, "help": p.get("help", "")}
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            raise ValueError(f"{entry.path}: parameter {node.targets[0].id!r} must be a Python literal") from None
+        tail = lines[node.end_lineno - 1][node.end_col_offset:]
+        help_text = tail.split("#", 1)[1].strip() if "#" in tail else ""
+        out[node.targets[0].id] = {"default": default, "type": type(default).__name__, "help": help_text}
     return out
 
 

@@ -7,8 +7,8 @@ With δ = 1 (time in optimizer steps), the overdamped three-phase law has roots 
 λ+ + λ− = C/M and λ+λ− = K_eff/M, so C/K_eff = T_s + T_f and M/C = T_s·T_f/(T_s + T_f). With C = 1 − μ − ηK·K_ref
 and M = (1 + μ)/2 + ηK·K_ref²/2 (spec §3.3) and a small lag term, the fit implies
 
-* ηK ≈ (1 − μ)/(T_s + T_f)                          (stiffness per step; K_ref small),
-* stability ratio ηK·K_ref/(1 − μ) ≈ K_ref/(T_s + T_f) (unstable at ≥ 1, spec §3.4),
+* ηK = (1 − μ)/(T_s + T_f + K_ref)                  (from C/K_eff = ((1 − μ) − ηK·K_ref)/(ηK)),
+* stability ratio ηK·K_ref/(1 − μ) = K_ref/(T_s + T_f + K_ref) (unstable at ≥ 1, spec §3.4),
 * predicted inertial time M/C = (1 + μ)/(2(1 − μ))    (9.5 steps for μ = 0.9), to compare with T_s·T_f/(T_s + T_f),
 * damping ratio ζ = (T_s + T_f)/(2√(T_s T_f)) ≥ 1     (real roots by construction of the fitted family).
 
@@ -45,18 +45,23 @@ def fit_run(run: dict[str, Any], column: str = "reward", *, seed: int = 0) -> di
 
 
 def implied_oscillator(fit, momentum: float, refresh_interval: int = 1) -> dict[str, float]:
-    """Oscillator quantities implied by a three-phase fit (see the module docstring) [D]."""
+    """Oscillator quantities implied by a three-phase fit (see the module docstring) [D].
+
+    ηK, the stability ratio and ζ come from :func:`rlvr_dynamics.run_report.read_oscillator` (the exact inversion
+    ηK = (1 − μ)/(T_s + T_f + K_ref) of C/K_eff, the same code ``rlvr-dynamics fit`` uses); NaN when the fit has
+    no usable slow/fast times.
+    """
+    from ..run_report import read_oscillator
+
     p = fit.params
     ts, tf = float(p.get("t_slow", math.nan)), float(p.get("t_fast", math.nan))
-    s = ts + tf
-    return {
-        "t_slow": ts, "t_fast": tf,
-        "eta_K": (1.0 - momentum) / s if s > 0 else math.nan,
-        "stability_ratio": refresh_interval / s if s > 0 else math.nan,
-        "zeta": s / (2.0 * math.sqrt(ts * tf)) if ts > 0 and tf > 0 else math.nan,
-        "inertial_time_fit": ts * tf / s if s > 0 else math.nan,
-        "inertial_time_pred": (1.0 + momentum) / (2.0 * (1.0 - momentum)),
-    }
+    out = {"t_slow": ts, "t_fast": tf, "eta_K": math.nan, "stability_ratio": math.nan, "zeta": math.nan,
+           "inertial_time_fit": ts * tf / (ts + tf) if ts > 0 and tf > 0 else math.nan,
+           "inertial_time_pred": (1.0 + momentum) / (2.0 * (1.0 - momentum))}
+    if ts > 0 and tf > 0:
+        reading = read_oscillator(ts, tf, momentum, refresh_interval)
+        out.update(eta_K=reading.eta_curvature, stability_ratio=reading.stability_margin, zeta=reading.damping_ratio)
+    return out
 
 
 def mean_curve(runs: list[dict[str, Any]], column: str = "reward") -> tuple[np.ndarray, np.ndarray, np.ndarray]:

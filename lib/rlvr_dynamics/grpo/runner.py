@@ -108,27 +108,12 @@ def metrics_csv_text(rows: list[dict[str, Any]]) -> str:
 
 
 def read_metrics(path: str | os.PathLike) -> dict[str, "np.ndarray"]:
-    """``metrics.csv`` as ``{column: float array}`` (empty cells become NaN). ValueError if absent or malformed."""
-    import numpy as np
+    """``metrics.csv`` as ``{column: float array}`` with ``step`` first (empty cells become NaN), read by the
+    project's one log loader :func:`rlvr_dynamics.logs.load_run`. ValueError if absent or malformed."""
+    from ..logs import load_run as load_log
 
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"metrics file {path} does not exist")
-    with path.open(newline="") as fh:
-        rows = list(csv.reader(fh))
-    if not rows or "step" not in rows[0]:
-        raise ValueError(f"metrics file {path} has no 'step' column")
-    cols = rows[0]
-    out = {}
-    for j, c in enumerate(cols):
-        vals = []
-        for r in rows[1:]:
-            try:
-                vals.append(float(r[j]) if r[j] != "" else float("nan"))
-            except ValueError:
-                vals.append(float("nan"))
-        out[c] = np.asarray(vals, dtype=float)
-    return out
+    log = load_log(path, reward_column="reward", min_points=1)
+    return {"step": log.steps.astype(float), **log.series}
 
 
 def load_run(run_dir: str | os.PathLike) -> dict[str, Any]:
