@@ -35,7 +35,8 @@ MATHJAX_VERSION = "3.2.2"
 """MathJax release taken from the npm registry (``npm pack mathjax@3.2.2``) at build time."""
 MATHJAX_PARTS = ("tex-svg.js", "input/tex/extensions", "ui", "a11y", "sre")
 """Files under ``es5/`` the book needs: the combined TeX→SVG component, TeX extensions, menu and a11y modules."""
-CACHE_DIR = Path(os.environ.get("RLVR_CACHE_DIR", Path.home() / ".cache" / "rlvr-dynamics"))
+CACHE_DIR = Path(os.environ.get("RLVR_DYNAMICS_CACHE", Path.home() / ".cache" / "rlvr-dynamics"))
+"""Download cache shared with the GRPO code (``$RLVR_DYNAMICS_CACHE``, default ``~/.cache/rlvr-dynamics``)."""
 STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs")
 
 
