@@ -6,11 +6,9 @@ without ``quantization_config`` and saved once as an ordinary float32 checkpoint
 """
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
+from .._io import atomic_directory
 from .tiny_model import cache_dir
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -49,15 +47,7 @@ def smollm2_checkpoint() -> Path:
     model.generation_config = loaded.generation_config
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".smollm2.", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out

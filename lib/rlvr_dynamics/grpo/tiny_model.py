@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,7 +20,7 @@ import numpy as np
 import torch
 
 from .._checks import check_in_range, check_int
-from .._io import atomic_write_text
+from .._io import atomic_directory, atomic_write_text
 from .evaluation import accuracy
 from .tasks import heldout_problems, train_problems
 from .tokenizer import char_tokenizer, vocab_size
@@ -189,16 +187,8 @@ def warm_start(spec: WarmStart, *, progress: bool = False) -> tuple[Path, dict]:
         raise ValueError(f"warm start {spec.size} overshot target_high={spec.target_high} (success {success:.3f} "
                          f"at step {step}); lower learning_rate or check_every")
     info = {"spec": asdict(spec), "steps": step, "initial_success": success, "history": history}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         atomic_write_text(tmp / "warmstart.json", json.dumps(info, indent=1))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out, info
