@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import tempfile
 
-for _k, _v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-               "HF_HUB_DISABLE_TELEMETRY": "1", "TQDM_DISABLE": "1", "PYTHONHASHSEED": "0"}.items():
+from rlvr_dynamics.paths import OFFLINE_ENV
+
+for _k, _v in OFFLINE_ENV.items():
     os.environ.setdefault(_k, _v)
 os.environ["RLVR_CLAIMS_DIR"] = tempfile.mkdtemp(prefix="rlvr-nbval-claims-")
 

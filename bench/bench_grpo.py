@@ -16,12 +16,12 @@ once on 2 cores slow both several-fold.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 
-for _v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-    os.environ.setdefault(_v, "1")
+from rlvr_dynamics.paths import set_offline_env
+
+set_offline_env()
 
 
 def time_steps(cfg, variant: str, steps: int, warmup: int) -> float:

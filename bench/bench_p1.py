@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from rlvr_dynamics import oscillator as osc, softmax_bandit as sb
+from rlvr_dynamics.p1 import oscillator as osc, sde, bandit_theory as bt, bandit_simulator as bsim
 
 
 def timeit(fn, repeat=3):
@@ -35,20 +35,20 @@ def timeit(fn, repeat=3):
 def bandit(n_configs: int, n_steps: int, loop_configs: int) -> None:
     rng = np.random.default_rng(0)
     mu = rng.choice([0.0, 0.5, 0.9, 0.95], n_configs)
-    k = sb.analytic_stiffness(0.1, 1.0)
+    k = bt.analytic_stiffness(0.1, 1.0)
     eta = 10 ** rng.uniform(-3, -0.5, n_configs) / k
     kref = rng.integers(1, 257, n_configs)
     print(f"(a) softmax-bandit GRPO sweep: {n_configs} configurations x {n_steps} steps")
     for label, g in (("finite G = 8 (full GRPO update)", 8), ("exact expectation (G -> inf)", None)):
-        t, _ = timeit(lambda: sb.simulate(n_steps, learning_rate=eta, momentum=mu, beta=1.0, refresh_interval=kref,
+        t, _ = timeit(lambda: bsim.simulate(n_steps, learning_rate=eta, momentum=mu, beta=1.0, lag=kref,
                                           p_ref=0.1, group_size=g, seed=1, record_every=10))
         rate = n_configs * n_steps / t
         print(f"    vectorised, {label:34s}: {t:6.2f} s  {rate / 1e6:7.2f} M run-steps/s")
         sub = slice(0, loop_configs)
         t0 = time.perf_counter()
         for i in range(loop_configs):
-            sb.simulate_loop(n_steps, learning_rate=float(eta[i]), momentum=float(mu[i]), beta=1.0,
-                             refresh_interval=int(kref[i]), p_ref=0.1, group_size=g, seed=i)
+            bsim.simulate_loop(n_steps, learning_rate=float(eta[i]), momentum=float(mu[i]), beta=1.0,
+                             lag=int(kref[i]), p_ref=0.1, group_size=g, seed=i)
         tl = time.perf_counter() - t0
         loop_rate = loop_configs * n_steps / tl
         print(f"    per-run Python loop ({loop_configs} runs)        : {tl:6.2f} s  {loop_rate / 1e6:7.3f} M run-steps/s"
@@ -56,12 +56,12 @@ def bandit(n_configs: int, n_steps: int, loop_configs: int) -> None:
         del sub
 
 
-def sde(n_params: int, n_paths: int, n_steps: int, threads: int, loop_paths: int) -> None:
+def sde_bench(n_params: int, n_paths: int, n_steps: int, threads: int, loop_paths: int) -> None:
     c = osc.coefficients(np.geomspace(1e-3, 1e-2, n_params), 0.9, 1.0, 4)
     print(f"(b) SDE ensemble: {n_params} parameter sets x {n_paths} paths x {n_steps} steps")
     for dtype in (np.float64, np.float32):
         for th in sorted({1, threads}):
-            t, _ = timeit(lambda: osc.sde_ensemble(c, 0.01, n_paths=n_paths, n_steps=n_steps, dt=1.0, seed=0,
+            t, _ = timeit(lambda: sde.sde_ensemble(c, 0.01, n_paths=n_paths, n_steps=n_steps, dt=1.0, seed=0,
                                                     record_every=n_steps, n_threads=th, dtype=dtype), repeat=2)
             rate = n_params * n_paths * n_steps / t
             print(f"    vectorised {np.dtype(dtype).name}, {th} thread(s): {t:6.2f} s  {rate / 1e6:7.1f} M path-steps/s")
@@ -80,7 +80,7 @@ def sde(n_params: int, n_paths: int, n_steps: int, threads: int, loop_paths: int
 
 
 def rate_ref(c, n_paths, n_steps, threads):
-    t, _ = timeit(lambda: osc.sde_ensemble(c, 0.01, n_paths=n_paths, n_steps=n_steps, dt=1.0, seed=0,
+    t, _ = timeit(lambda: sde.sde_ensemble(c, 0.01, n_paths=n_paths, n_steps=n_steps, dt=1.0, seed=0,
                                             record_every=n_steps, n_threads=threads), repeat=1)
     return np.size(c.mass) * n_paths * n_steps / t
 
@@ -97,7 +97,7 @@ def main() -> None:
     a = ap.parse_args()
     print(f"cores visible: {os.cpu_count()}, numpy {np.__version__}")
     bandit(a.configs, a.steps, a.loop_configs)
-    sde(a.sde_params, a.sde_paths, a.sde_steps, a.threads, loop_paths=20)
+    sde_bench(a.sde_params, a.sde_paths, a.sde_steps, a.threads, loop_paths=20)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from rlvr_dynamics import gap, gap_bandits as gb
-from rlvr_dynamics.directions import ALGORITHMS
+from rlvr_dynamics.p2 import gap, gap_bandits as gb
+from rlvr_dynamics.p2.directions import ALGORITHMS
 
 
 def main() -> None:

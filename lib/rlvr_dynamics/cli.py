@@ -12,15 +12,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
 from . import __version__
+from .grpo.cli import add_train_subcommand
+from .runs.cli import add_fit_subcommand
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .notebooks import load_registry, notebook_parameters
+    from .book.registry import load_registry, notebook_parameters
 
     for e in load_registry():
         params = ", ".join(f"{k}={v['default']!r}" for k, v in notebook_parameters(e).items())
@@ -29,7 +30,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    from .notebooks import get_entry, notebook_parameters
+    from .book.registry import get_entry, notebook_parameters
 
     entry = get_entry(args.notebook)
     for name, p in notebook_parameters(entry).items():
@@ -38,7 +39,7 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .notebooks import get_entry, load_registry, run_notebook
+    from .book.registry import get_entry, load_registry, run_notebook
 
     entries = load_registry()
     if args.all == bool(args.notebook):
@@ -60,7 +61,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book
+    from .book.build import build_book
 
     html = build_book(execute=args.execute, progress=not args.quiet)
     print(f"book built: {html / 'index.html'}")
@@ -70,8 +71,8 @@ def _cmd_book(args: argparse.Namespace) -> int:
 def _cmd_scorecard(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from .book import load_verdicts
-    from .notebooks import BOOK_DIR, STORED_CLAIMS_DIR
+    from .book.build import load_verdicts
+    from .paths import BOOK_DIR, STORED_CLAIMS_DIR
 
     folder = Path(args.dir) if args.dir else (BOOK_DIR / "executed" if (BOOK_DIR / "executed").exists()
                                               else STORED_CLAIMS_DIR)
@@ -120,16 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", help="folder of *.claims.json (default book/executed, else notebooks/claims)")
     p.set_defaults(func=_cmd_scorecard)
 
-    for module in ("rlvr_dynamics.logs_cli", "rlvr_dynamics.grpo.cli"):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # that part of the package is not there: no such subcommand
-            if exc.name is not None and module.startswith(exc.name):
-                continue
-            raise
-        register = getattr(mod, "add_subcommands", None) or getattr(mod, "add_train_subcommand", None)
-        if register is not None:
-            register(sub)
+    add_fit_subcommand(sub)
+    add_train_subcommand(sub)
     return parser
 
 
@@ -142,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rlvr-dynamics {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # NotebookError, build failures: one clear line, no traceback
-        from .notebooks import NotebookError
+        from .book.registry import NotebookError
 
         if isinstance(exc, (NotebookError, RuntimeError)):
             print(f"rlvr-dynamics {args.command}: {exc}", file=sys.stderr)

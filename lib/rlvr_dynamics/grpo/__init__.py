@@ -1,7 +1,10 @@
-"""Real GRPO training with TRL at CPU scale: tasks, tiny models, SmolLM2, run configs, runner, instrumentation.
+"""Real GRPO training with TRL at CPU scale (training only; reading finished runs is :mod:`rlvr_dynamics.runs`).
 
-Modules: :mod:`.tasks` (exact-reward tasks, eight evaluation families), :mod:`.tokenizer` (character tokenizer),
-:mod:`.tiny_model` (three tiny Llama sizes + warm start), :mod:`.smollm` (SmolLM2-135M offline),
-:mod:`.config` (``RunConfig``, μ/K_ref mapping), :mod:`.runner` (train, resume, logs), :mod:`.instrumentation`
-(``GRPODynamicsCallback``), :mod:`.evaluation`, :mod:`.cli` (``train_main``). Heavy imports (torch, TRL) are lazy.
+- :mod:`.config`: ``RunConfig`` and the mapping of P1's knobs (μ, K_ref, η, G) onto TRL (torch-free).
+- :mod:`.tasks`, :mod:`.tokenizer`: exact-reward tasks and evaluation families; the character tokenizer.
+- :mod:`.model_sizes`, :mod:`.tiny_model`, :mod:`.smollm`: tiny Llama sizes and warm start; SmolLM2-135M offline.
+- :mod:`.runner`: train, resume, evaluate (TRL's ``GRPOTrainer``); :mod:`.store`: what a run writes to ``data/runs``.
+- :mod:`.instrumentation`: ``GRPODynamicsCallback``; :mod:`.evaluation`: accuracy; :mod:`.cli`: ``rlvr-dynamics train``.
+
+Heavy imports (torch, TRL) happen inside the modules that need them, never here.
 """

@@ -5,7 +5,6 @@ Wire into the top-level CLI with :func:`add_train_subcommand` (argparse sub-pars
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
@@ -32,12 +31,14 @@ def add_train_subcommand(subparsers) -> argparse.ArgumentParser:
 
 
 def _run_from_args(args: argparse.Namespace) -> int:
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-        os.environ.setdefault(var, "1")
+    from ..paths import set_offline_env
+
+    set_offline_env()
     from pathlib import Path
 
     from .config import load_experiment
-    from .runner import RUNS_DIR, run
+    from ..paths import RUNS_DIR
+    from .runner import run
 
     runs = []
     for path in args.config.split(","):
@@ -86,7 +87,8 @@ def _run_parallel(runs, root, args) -> int:
     correct, since builds are deterministic and written atomically, only wasteful)."""
     import multiprocessing as mp
 
-    from .tiny_model import WarmStart, cache_dir
+    from ..paths import cache_dir
+    from .tiny_model import WarmStart
 
     def warm_dir(cfg):
         if not cfg.is_tiny:

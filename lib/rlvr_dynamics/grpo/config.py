@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from .tasks import PROMPT_STYLES, REWARDS, TRAIN_TASKS
-from .tiny_model import TINY_SIZES
+from .model_sizes import TINY_SIZES
 
 PRETRAINED_MODELS = ("smollm2-135m",)
 """Pretrained models available offline (from PyPI packages), besides the tiny models."""

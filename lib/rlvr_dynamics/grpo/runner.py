@@ -16,132 +16,19 @@ CPU; completions of a few tokens.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_text
+from ..paths import RUNS_DIR
 from .config import RunConfig
+from .store import git_commit, metrics_csv_text, metrics_rows, package_versions
 from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_function, train_problems
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-RUNS_DIR = REPO_ROOT / "data" / "runs"
-"""Default folder of committed run logs."""
-
-TIMING_KEYS = ("step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos",
-               "train_loss")
-"""Logged keys left out of ``metrics.csv`` (wall-clock dependent, or end-of-run summaries)."""
-
-LEADING_COLUMNS = ("step", "reward", "reward_std", "frac_reward_zero_std", "group_reward_std", "entropy", "kl",
-                   "grad_norm", "learning_rate", "loss", "gap_alignment", "cumulative_gap_alignment",
-                   "eval_reward", "eval_reward_sampled", "eval_step")
-"""Columns first in ``metrics.csv`` (when present); the rest follow in sorted order."""
-
-
-def _git_commit() -> str:
-    """HEAD of the repository (``$RLVR_GIT_COMMIT`` overrides it, for copies of the tree without ``.git``)."""
-    if os.environ.get("RLVR_GIT_COMMIT"):
-        return os.environ["RLVR_GIT_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
-                              timeout=10).stdout.strip() or "unknown"
-    except Exception:  # pragma: no cover
-        return "unknown"
-
-
-def _versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for pkg in ("torch", "transformers", "trl", "datasets", "reasoning-gym", "numpy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:  # pragma: no cover
-            out[pkg] = "missing"
-    return out
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return str(int(v))
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
-    return str(v)
-
-
-def metrics_rows(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Training-step rows of a TRL ``log_history`` (one per logged step), timing keys removed.
-
-    With refresh lag (K_ref > 1) TRL logs the rollout metrics (``reward``, ``reward_std``, ...) only on steps that
-    generate; the other steps have empty cells there.
-    """
-    rows = []
-    for rec in log_history:
-        if "step" not in rec or ("loss" not in rec and "reward" not in rec):
-            continue
-        rows.append({k: v for k, v in rec.items() if k not in TIMING_KEYS})
-    return rows
-
-
-def metrics_csv_text(rows: list[dict[str, Any]]) -> str:
-    """CSV text of ``rows`` with :data:`LEADING_COLUMNS` first and the other columns sorted."""
-    keys = set().union(*(r.keys() for r in rows)) if rows else set()
-    cols = [c for c in LEADING_COLUMNS if c in keys] + sorted(keys - set(LEADING_COLUMNS))
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    for r in rows:
-        w.writerow([_fmt(r.get(c)) for c in cols])
-    return buf.getvalue()
-
-
-def read_metrics(path: str | os.PathLike) -> dict[str, "np.ndarray"]:
-    """``metrics.csv`` as ``{column: float array}`` with ``step`` first (empty cells become NaN), read by the
-    project's one log loader :func:`rlvr_dynamics.logs.load_run`. ValueError if absent or malformed."""
-    from ..logs import load_run as load_log
-
-    log = load_log(path, reward_column="reward", min_points=1)
-    return {"step": log.steps.astype(float), **log.series}
-
-
-def load_run(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """A committed run: ``{"id", "config", "info", "metrics", "eval"}`` (``eval`` None if absent)."""
-    run_dir = Path(run_dir)
-    cfg_path = run_dir / "config.json"
-    if not cfg_path.exists():
-        raise ValueError(f"run folder {run_dir} has no config.json")
-    info = json.loads(cfg_path.read_text())
-    ev = run_dir / "eval.json"
-    return {"id": run_dir.name, "config": info["config"], "info": info,
-            "metrics": read_metrics(run_dir / "metrics.csv"),
-            "eval": json.loads(ev.read_text()) if ev.exists() else None}
-
-
-def load_runs(prefix: str = "", runs_dir: str | os.PathLike | None = None, *, complete_only: bool = True
-              ) -> list[dict[str, Any]]:
-    """Every committed run whose id starts with ``prefix`` (sorted by id)."""
-    root = Path(runs_dir) if runs_dir else RUNS_DIR
-    out = []
-    for d in sorted(root.glob(f"{prefix}*")):
-        if (d / "config.json").exists() and (d / "metrics.csv").exists():
-            run = load_run(d)
-            if complete_only and not run["info"].get("complete"):
-                continue
-            out.append(run)
-    return out
-
 
 # ---------------------------------------------------------------------------------------------------- training
 def resolve_model(cfg: RunConfig) -> tuple[str, dict[str, Any]]:
@@ -175,7 +62,7 @@ def cache_run_dir(cfg: RunConfig, runs_dir: str | os.PathLike | None = None) -> 
     """Resumable state of a run: ``<cache>/runs/<hash of the runs folder>/<run-id>``."""
     import hashlib
 
-    from .tiny_model import cache_dir
+    from ..paths import cache_dir
 
     root = str(Path(runs_dir).resolve()) if runs_dir else str(RUNS_DIR)
     return cache_dir() / "runs" / hashlib.sha256(root.encode()).hexdigest()[:8] / cfg.run_id()
@@ -320,7 +207,7 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     info: dict[str, Any] = {
         "run_id": cfg.run_id(), "config_hash": cfg.config_hash(), "config": asdict(cfg),
         "refresh_interval": cfg.refresh_interval, "model_path_kind": model_info["kind"], "model": model_info,
-        "device": device, "git_commit": _git_commit(), "versions": _versions(), "complete": False,
+        "device": device, "git_commit": git_commit(), "versions": package_versions(), "complete": False,
     }
     prev = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
     info["wall_time_s"] = float(prev.get("wall_time_s", 0.0))

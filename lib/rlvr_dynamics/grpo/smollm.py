@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._io import atomic_directory
-from .tiny_model import cache_dir
+from ..paths import cache_dir
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,40 +20,14 @@ import torch
 
 from .._checks import check_in_range, check_int
 from .._io import atomic_directory, atomic_write_text
+from ..paths import cache_dir
 from .evaluation import accuracy
+from .model_sizes import TINY_SIZES
 from .tasks import heldout_problems, train_problems
 from .tokenizer import char_tokenizer, vocab_size
 
 WARM_START_VERSION = 1
 """Bump when the warm-start procedure changes (invalidates cached checkpoints)."""
-
-
-@dataclass(frozen=True)
-class TinySize:
-    """Shape of one tiny Llama model."""
-
-    hidden_size: int
-    """Width of the residual stream."""
-    num_hidden_layers: int
-    """Number of transformer blocks."""
-    num_attention_heads: int
-    """Attention heads (head dim = hidden_size / heads)."""
-    intermediate_size: int
-    """MLP width."""
-
-
-TINY_SIZES: dict[str, TinySize] = {
-    "tiny-s": TinySize(32, 2, 2, 64),
-    "tiny-m": TinySize(64, 2, 4, 128),
-    "tiny-l": TinySize(128, 3, 4, 256),
-}
-"""The three model sizes of the P1 experiments (≈ 30 k, 110 k and 600 k parameters)."""
-
-
-def cache_dir() -> Path:
-    """Where rebuilt checkpoints and resumable training state live: ``$RLVR_DYNAMICS_CACHE`` or
-    ``~/.cache/rlvr-dynamics`` (never committed)."""
-    return Path(os.environ.get("RLVR_DYNAMICS_CACHE", Path.home() / ".cache" / "rlvr-dynamics"))
 
 
 def build_tiny_model(size: str, seed: int = 0):

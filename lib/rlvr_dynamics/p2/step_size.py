@@ -1,0 +1,234 @@
+"""P2: critical step sizes — the exact single-step CGF root, the catastrophic-failure instance, empirical thresholds
+from sweeps, and the token-level scaling law.
+
+* :func:`critical_step_size` — smallest ``η* > 0`` with ``K⁺_w(η) = K⁻_w(η)`` (P2 spec §3.1, §5.1 item 5): the
+  exact step beyond which a single step along ``w`` lowers the log-odds. Grid scan + ``brentq``.
+* :func:`curved_instance` — the project's Theorem-2 instance (spec §3.5, open choice §6.3):
+  ``J = σ(f)``, ``f = c + εθ₂ − θ₁² e^{κθ₂}``. With ``κ = 0`` it is the spec's instance: steps along the Gradient
+  Gap ``∇f`` (perfect alignment) converge for ``η < 1`` and decay monotonically to 0 for ``η > 1``. With ``κ > 0``
+  [D, ours] the curvature grows as J → 1 so the local threshold of the gap direction is
+  ``η*(θ) = e^{−κθ₂}`` ≈ ``e^{c}(1 − J)`` (κ = ε) — the §3.4 / §3.6 mechanism of fixed-η stagnation made exact.
+* :func:`empirical_critical_step_size` — the largest step of a sorted grid below the first collapse (open choice
+  §6.9: collapse means the final success rate fell below a floor).
+* :func:`fit_power_law` — log-log least squares for ``η_c ∝ T^α`` or ``∝ (1 − J)^β``.
+* :func:`token_level_step_bound` — Theorem-3 form ``(1 − J)[Δμ]₊ / (T (L + G²))`` (spec §3.6; constants [?]).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
+
+from . import gap as _gap
+from .._checks import as_finite_array, check_in_range, check_int
+
+__all__ = ["critical_step_size", "first_root", "CurvedRun", "curved_instance", "curved_instance_threshold",
+           "empirical_critical_step_size", "PowerLawFit", "fit_power_law", "token_level_step_bound"]
+
+
+def critical_step_size(features: Any, theta: Any, correct: Any, direction: Any, *, eta_max: float = 1e3,
+                       n_grid: int = 2000) -> float:
+    """Exact single-step critical step ``η*`` along ``direction`` (P2 spec §3.1): the smallest root ``η > 0`` of
+    ``Δℓ(η) = K⁺_w(η) − K⁻_w(η)``; ``inf`` if ``Δℓ > 0`` on ``(0, eta_max]``; ``0.0`` if ``w`` is not an ascent
+    direction (``Δμ ≤ 0``). Scans a log grid from ``eta_max·1e-9`` then refines with ``brentq`` (the difference of
+    two convex CGFs can dip below 0 at intermediate η even without a trap, so the scan is needed).
+    """
+    phi, th, c = _gap._problem(features, theta, correct)
+    if phi.ndim != 2:
+        raise ValueError(f"features must be (N, d) for a single problem, got shape {phi.shape}")
+    w = _gap._check_theta(direction, phi.shape[-1])
+    emax = float(check_in_range("eta_max", eta_max, 0.0, None, low_inclusive=False))
+    n = check_int("n_grid", n_grid, 10)
+    dmu = float(_gap.gap_alignment(w, _gap.gradient_gap(phi, th, c).gap))
+    if dmu <= 0:
+        return 0.0
+    return first_root(lambda e: _gap.one_step_log_odds_change(phi, th, c, w, e), eta_max=emax, n_grid=n)
+
+
+def first_root(log_odds_change: Any, *, eta_max: float = 1e3, n_grid: int = 2000) -> float:
+    """Smallest ``η > 0`` where a one-step log-odds change ``Δℓ(η)`` (a vectorised callable, ``Δℓ(0) = 0``,
+    positive for small η) returns to ``≤ 0``: log-grid scan on ``[eta_max·1e-9, eta_max]`` + ``brentq``.
+    ``inf`` if it stays positive."""
+    emax = float(check_in_range("eta_max", eta_max, 0.0, None, low_inclusive=False))
+    n = check_int("n_grid", n_grid, 10)
+    grid = np.geomspace(emax * 1e-9, emax, n)
+    vals = np.asarray(log_odds_change(grid), float)
+    neg = np.nonzero(~(vals > 0))[0]
+    if neg.size == 0:
+        return float("inf")
+    i = int(neg[0])
+    if i == 0:
+        return float(grid[0])
+    f = lambda e: float(np.asarray(log_odds_change(np.array([e])), float)[0])  # noqa: E731
+    if not np.isfinite(f(grid[i])):
+        hi = grid[i]
+        return float(brentq(lambda e: np.nan_to_num(f(e), nan=-1.0, neginf=-1e300), grid[i - 1], hi,
+                            xtol=1e-14, rtol=1e-12))
+    return float(brentq(f, grid[i - 1], grid[i], xtol=1e-14, rtol=1e-12))
+
+
+@dataclass(frozen=True)
+class CurvedRun:
+    """Trajectories of :func:`curved_instance`; arrays are (E, n_steps + 1) for E step sizes."""
+
+    success_rate: np.ndarray
+    log_odds: np.ndarray
+    theta: np.ndarray
+    """(E, n_steps + 1, 2)."""
+    step_sizes: np.ndarray
+    """(E, n_steps): the realised η_k (differs from the base step with ``adaptive=True``)."""
+    alignment: np.ndarray
+    """(E, n_steps): Δμ_k = ⟨w_k, ∇f(θ_k)⟩."""
+    grad_norm_sq: np.ndarray
+    """(E, n_steps): ‖∇J(θ_k)‖²."""
+    local_threshold: np.ndarray
+    """(E, n_steps): the local critical step of the θ₁ mode for this direction, 1/(a_k e^{κθ₂})."""
+
+
+def curved_instance_threshold(theta2: Any = 0.0, curvature_growth: float = 0.0) -> np.ndarray:
+    """Local critical step of the gap direction ``w = ∇f``: ``e^{−κ θ₂}`` (= 1 for the §3.5 instance)."""
+    t2 = as_finite_array("theta2", theta2)
+    k = float(check_in_range("curvature_growth", curvature_growth, 0.0, None))
+    return np.exp(-k * t2)
+
+
+def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0, slope: float = 0.05,
+                    curvature_growth: float = 0.0, theta0: tuple[float, float] = (0.5, 0.0),
+                    algorithm: str = "gap", adaptive: float | None = None, noise: float = 0.0,
+                    seed: int | np.random.Generator = 0) -> CurvedRun:
+    """Two-outcome policy ``π(correct) = J = σ(f(θ))``, ``f = c + εθ₂ − θ₁² e^{κθ₂}`` (P2 spec §3.5; κ > 0 [D]).
+
+    The Gradient Gap is ``∇f`` (a two-outcome policy has scores ``(1−J)∇f`` and ``−J∇f``). Directions:
+    ``algorithm="gap"`` ``w = ∇f`` (perfectly aligned, §3.5); ``"reinforce"`` ``w = J(1−J)∇f``; ``"grpo"``
+    ``w = √(J(1−J))∇f`` (population GRPO, §3.7). ``adaptive=ρ`` replaces the fixed step by
+    ``η_k = min(η, ρ·[Δμ_k]₊ / (‖w_k‖² L_k))`` with ``L_k = 2e^{κθ₂}`` the local curvature of f — the Theorem-1
+    form of a step that adapts to alignment and curvature (ρ < 2 is stable). ``noise=σ`` adds gradient noise
+    ``w = a(∇f + σξ)``, ξ ~ N(0, I) from ``seed`` (a stand-in for sampling noise: it keeps θ₁ off exact 0 so that an
+    unstable mode always regrows, as it does in sampled training). Vectorised over ``step_sizes``.
+    With (c, ε, θ₀, κ) = (0, 0.05, (0.5, 0), 0) and 400 steps, η = 0.5, 0.9, 0.99 give J = 0.622, 0.711, 0.729.
+    """
+    eta = check_in_range("step_sizes", np.atleast_1d(step_sizes), 0.0, None)
+    n_steps = check_int("n_steps", n_steps, 1)
+    c = float(as_finite_array("offset", offset))
+    eps = float(as_finite_array("slope", slope))
+    kap = float(check_in_range("curvature_growth", curvature_growth, 0.0, None))
+    if algorithm not in ("gap", "reinforce", "grpo"):
+        raise ValueError(f"algorithm must be 'gap', 'reinforce' or 'grpo', got {algorithm!r}")
+    rho = None if adaptive is None else float(check_in_range("adaptive", adaptive, 0.0, 2.0, low_inclusive=False,
+                                                             high_inclusive=False))
+    t0 = as_finite_array("theta0", theta0)
+    if t0.shape != (2,):
+        raise ValueError(f"theta0 must be a pair (theta1, theta2), got {theta0!r}")
+    sigma = float(check_in_range("noise", noise, 0.0, None))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    e_n = eta.shape[0]
+    th = np.empty((e_n, n_steps + 1, 2))
+    th[:, 0] = t0
+    ell = np.empty((e_n, n_steps + 1))
+    steps = np.empty((e_n, n_steps))
+    dmu = np.empty((e_n, n_steps))
+    g2 = np.empty((e_n, n_steps))
+    thr = np.empty((e_n, n_steps))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(n_steps + 1):
+            t1, t2 = th[:, k, 0], th[:, k, 1]
+            h = np.exp(kap * t2)
+            f = c + eps * t2 - t1 ** 2 * h
+            ell[:, k] = f
+            if k == n_steps:
+                break
+            grad_f = np.stack([-2.0 * t1 * h, eps - kap * t1 ** 2 * h], -1)
+            j = expit(f)
+            a = {"gap": np.ones_like(j), "reinforce": j * (1 - j), "grpo": np.sqrt(j * (1 - j))}[algorithm]
+            w = a[:, None] * (grad_f + sigma * rng.standard_normal(grad_f.shape)) if sigma > 0 else a[:, None] * grad_f
+            dmu[:, k] = (w * grad_f).sum(-1)
+            g2[:, k] = (j * (1 - j)) ** 2 * (grad_f ** 2).sum(-1)
+            thr[:, k] = np.where(a > 0, 1.0 / (a * h), np.inf)
+            step = eta.copy()
+            if rho is not None:
+                wn2 = (w ** 2).sum(-1)
+                safe = np.where(wn2 > 0, rho * np.maximum(dmu[:, k], 0) / (wn2 * 2.0 * h), np.inf)
+                step = np.minimum(eta, safe)
+            steps[:, k] = step
+            th[:, k + 1] = th[:, k] + step[:, None] * w
+    ell = np.nan_to_num(ell, nan=-np.inf)
+    return CurvedRun(success_rate=expit(ell), log_odds=ell, theta=th, step_sizes=steps, alignment=dmu,
+                     grad_norm_sq=g2, local_threshold=thr)
+
+
+COLLAPSE_FRACTION = 0.5
+"""Default of the one collapse rule (open choice §6.9): a run collapses when its final success rate falls below this
+fraction of its initial success rate."""
+
+
+def is_collapsed(final_success: Any, initial_success: Any, fraction: float = COLLAPSE_FRACTION) -> np.ndarray:
+    """The project's one collapse rule (open choice §6.9): ``final_success < fraction × initial_success``.
+
+    Used by every notebook and sweep (bandits and real GRPO runs). Shapes broadcast; values in [0, 1].
+    """
+    jf = check_in_range("final_success", final_success, 0.0, 1.0)
+    j0 = check_in_range("initial_success", initial_success, 0.0, 1.0)
+    f = float(check_in_range("fraction", fraction, 0.0, 1.0, low_inclusive=False, high_inclusive=False))
+    return jf < f * j0
+
+
+def empirical_critical_step_size(step_sizes: Any, collapsed: Any) -> np.ndarray:
+    """The project's one estimate of the critical step from a sweep (open choice §6.9): the geometric midpoint
+    √(η_stable·η_collapsed) of the bracket between the largest step strictly below the first collapsed one and that
+    first collapsed step. Its relative uncertainty is the half-width of the bracket in log space.
+
+    ``step_sizes`` (E,) strictly increasing; ``collapsed`` (..., E) booleans (:func:`is_collapsed`). Returns (...,):
+    ``nan`` when the smallest step already collapses, ``inf`` when none does.
+    """
+    eta = check_in_range("step_sizes", step_sizes, 0.0, None, low_inclusive=False)
+    if eta.ndim != 1 or eta.size < 2 or np.any(np.diff(eta) <= 0):
+        raise ValueError("step_sizes must be a strictly increasing 1-D grid with >= 2 values")
+    col = np.asarray(collapsed, bool)
+    if col.shape[-1] != eta.size:
+        raise ValueError(f"collapsed must have shape (..., {eta.size}), got {col.shape}")
+    first = np.argmax(col, axis=-1)
+    anyc = col.any(-1)
+    out = np.where(anyc, np.sqrt(eta[np.maximum(first - 1, 0)] * eta[first]), np.inf)
+    return np.where(anyc & (first == 0), np.nan, out)
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """``y ≈ prefactor · x^exponent`` from a log-log least-squares line."""
+
+    exponent: float
+    prefactor: float
+    r_squared: float
+    exponent_standard_error: float
+
+
+def fit_power_law(x: Any, y: Any) -> PowerLawFit:
+    """Least-squares fit of ``log y = log a + α log x`` (both positive, at least 3 finite points)."""
+    xa = check_in_range("x", x, 0.0, None, low_inclusive=False)
+    ya = check_in_range("y", y, 0.0, None, low_inclusive=False)
+    if xa.shape != ya.shape or xa.ndim != 1 or xa.size < 3:
+        raise ValueError(f"x and y must be 1-D of equal length >= 3, got {xa.shape} and {ya.shape}")
+    lx, ly = np.log(xa), np.log(ya)
+    a_mat = np.stack([np.ones_like(lx), lx], 1)
+    coef, *_ = np.linalg.lstsq(a_mat, ly, rcond=None)
+    resid = ly - a_mat @ coef
+    ss_res = float(resid @ resid)
+    ss_tot = float(((ly - ly.mean()) ** 2).sum())
+    dof = max(xa.size - 2, 1)
+    se = np.sqrt(ss_res / dof / ((lx - lx.mean()) ** 2).sum())
+    return PowerLawFit(exponent=float(coef[1]), prefactor=float(np.exp(coef[0])),
+                       r_squared=1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0, exponent_standard_error=float(se))
+
+
+def token_level_step_bound(length: Any, success_rate: Any, alignment: Any, token_smoothness: float = 1.0,
+                           token_score_bound: float = 1.0) -> np.ndarray:
+    """Theorem-3 guaranteed-progress step ``(1 − J)[Δμ]₊ / (T (L + G²))`` (P2 spec §3.6; constants are [?])."""
+    t = check_in_range("length", length, 0.0, None, low_inclusive=False)
+    j = check_in_range("success_rate", success_rate, 0.0, 1.0)
+    dmu = as_finite_array("alignment", alignment)
+    l_ = float(check_in_range("token_smoothness", token_smoothness, 0.0, None))
+    g = float(check_in_range("token_score_bound", token_score_bound, 0.0, None))
+    return (1.0 - j) * np.maximum(dmu, 0.0) / (t * (l_ + g ** 2))

@@ -1,0 +1,52 @@
+"""Where things live, and the offline environment: the one definition of every project path.
+
+``REPO_ROOT`` is the checkout (``lib/rlvr_dynamics/paths.py`` → two levels up). ``cache_dir()`` is the download
+and checkpoint cache shared by the book build (MathJax) and the GRPO code (warm starts, SmolLM2, resumable runs).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+"""The repository checkout."""
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+"""Stored (executed) notebooks: the nbval baseline."""
+REGISTRY_DIR = NOTEBOOK_DIR / "registry"
+"""The notebook registry, one YAML per part."""
+STORED_CLAIMS_DIR = NOTEBOOK_DIR / "claims"
+"""Verdicts recorded by the stored notebooks."""
+BOOK_DIR = REPO_ROOT / "book"
+"""Jupyter Book sources; ``book/claims.yml`` is the claims ledger."""
+CLAIMS_PATH = BOOK_DIR / "claims.yml"
+"""Every claim of both papers with its pre-registered criterion."""
+DATA_DIR = REPO_ROOT / "data"
+"""Committed configs and logs of the project's own GRPO runs."""
+RUNS_DIR = DATA_DIR / "runs"
+"""Committed run folders (``config.json``, ``metrics.csv``, ``eval.json``)."""
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "HF_HUB_DISABLE_TELEMETRY": "1", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1"}
+"""Environment of every notebook execution and book build: nothing reaches a model or dataset hub."""
+
+HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
+"""The subset that keeps transformers, datasets and the hub client offline."""
+
+
+def set_offline_env(override: bool = False) -> None:
+    """Put :data:`HUB_OFFLINE_VARS` into ``os.environ`` (``setdefault`` unless ``override``)."""
+    for var in HUB_OFFLINE_VARS:
+        if override:
+            os.environ[var] = "1"
+        else:
+            os.environ.setdefault(var, "1")
+
+
+def cache_dir() -> Path:
+    """Download and checkpoint cache: ``$RLVR_DYNAMICS_CACHE`` or ``~/.cache/rlvr-dynamics`` (never committed)."""
+    return Path(os.environ.get("RLVR_DYNAMICS_CACHE", Path.home() / ".cache" / "rlvr-dynamics"))
+
+
+SHARED_DIR = REPO_ROOT.parent / "shared"
+"""The workplace's ``shared/`` folder beside the checkout (paper specs, real GRPO logs); absent on a user's machine,
+so tests that read it skip without it."""

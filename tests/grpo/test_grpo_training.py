@@ -1,0 +1,125 @@
+"""GRPO training with TRL on the tiny model: determinism, resume-after-kill, instrumentation fields.
+
+Fast: a tiny-s model warm-started with a loose target (stops at its first check), 6 GRPO steps per run.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+from rlvr_dynamics.paths import set_offline_env  # noqa: E402
+
+set_offline_env()
+
+pytest.importorskip("trl")
+
+from rlvr_dynamics.grpo.config import RunConfig  # noqa: E402
+from rlvr_dynamics.grpo.instrumentation import CALLBACK_FIELDS  # noqa: E402
+from rlvr_dynamics.grpo.runner import run  # noqa: E402
+from rlvr_dynamics.runs.logs import load_log  # noqa: E402
+
+
+def read_metrics(path):
+    """``metrics.csv`` as ``{column: array}`` with ``step`` (read by the project's one log loader)."""
+    log = load_log(path, reward_column="reward", min_points=1)
+    return {"step": log.steps, **log.series}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("RLVR_DYNAMICS_CACHE")
+    os.environ["RLVR_DYNAMICS_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("RLVR_DYNAMICS_CACHE", None)
+    else:
+        os.environ["RLVR_DYNAMICS_CACHE"] = old
+
+
+def smoke_config(**kw) -> RunConfig:
+    base = dict(name="smoke", model="tiny-s", max_steps=6, num_prompts_per_step=4, num_generations=4,
+                eval_every=3, eval_size=16, transfer_eval_size=0, checkpoint_every=3, train_pool_size=256,
+                warm_start_target_low=0.0, warm_start_target_high=1.0, learning_rate=3e-3)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def test_same_seed_identical_metrics_and_fields(cache, tmp_path):
+    cfg = smoke_config()
+    a = run(cfg, runs_dir=tmp_path / "a", progress=False) / "metrics.csv"
+    b = run(cfg, runs_dir=tmp_path / "b", progress=False) / "metrics.csv"
+    assert a.read_bytes() == b.read_bytes()
+    m = read_metrics(a)
+    assert list(m["step"]) == [1, 2, 3, 4, 5, 6]
+    for field in CALLBACK_FIELDS + ("reward", "reward_std", "frac_reward_zero_std", "entropy", "grad_norm",
+                                    "eval_reward", "eval_reward_sampled"):
+        assert field in m, field
+        assert all(math.isfinite(x) for x in m[field]), field
+    # on-policy (K_ref = 1): the importance ratio is exactly one
+    assert all(x == 1.0 for x in m["is_ratio_mean"])
+    # the running sum is the sum of step_size * positive part of the alignment
+    total = 0.0
+    for eta, dmu, cum in zip(m["step_size"], m["gap_alignment"], m["cumulative_gap_alignment"]):
+        total += eta * max(dmu, 0.0)
+        assert cum == pytest.approx(total, rel=1e-9, abs=1e-12)
+    info = json.loads((a.parent / "config.json").read_text())
+    assert info["complete"] and info["refresh_interval"] == 1 and info["run_id"] == cfg.run_id()
+    # a complete run is not recomputed
+    before = a.stat().st_mtime_ns
+    run(cfg, runs_dir=tmp_path / "a", progress=False)
+    assert a.stat().st_mtime_ns == before
+
+
+def test_resume_after_kill_matches_uninterrupted(cache, tmp_path):
+    cfg = smoke_config(seed=1)
+    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    part_dir = run(cfg, runs_dir=tmp_path / "part", progress=False, max_steps_this_call=4)
+    assert not json.loads((part_dir / "config.json").read_text())["complete"]
+    assert len(read_metrics(part_dir / "metrics.csv")["step"]) == 4  # killed after step 4, checkpoint at 3
+    run(cfg, runs_dir=tmp_path / "part", progress=False)
+    assert (part_dir / "metrics.csv").read_bytes() == full.read_bytes()
+
+
+def test_refresh_lag_moves_importance_ratio(cache, tmp_path):
+    # the lenient units-digit reward gives a barely trained model some reward signal, hence non-zero updates
+    cfg = smoke_config(steps_per_generation=2, num_iterations=2, max_steps=4, checkpoint_every=4,
+                       reward="units_digit")
+    assert cfg.refresh_interval == 4
+    m = read_metrics(run(cfg, runs_dir=tmp_path, progress=False) / "metrics.csv")
+    assert m["is_ratio_mean"][0] == 1.0  # first step after a refresh: pi_theta == pi_old
+    assert m["update_norm"][0] > 0
+    assert all(x > 0 for x in m["is_log_ratio_abs_mean"][1:])  # stale samples after the first update
+    assert m["is_ratio_std"][1] > 0
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
+    """A training process killed with SIGKILL after a checkpoint resumes to the same metrics.csv."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = smoke_config(seed=2, max_steps=120, checkpoint_every=10)  # long enough to be killed mid-run
+    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
+            f"run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
+    from rlvr_dynamics.grpo.runner import cache_run_dir
+
+    work = cache_run_dir(cfg, tmp_path / "killed")
+    deadline = time.time() + 300
+    while not (work / "checkpoint-10").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(0.2)
+    assert proc.poll() is None, "the run finished before it could be killed: raise max_steps"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed_dir = tmp_path / "killed" / cfg.run_id()
+    assert not json.loads((killed_dir / "config.json").read_text())["complete"]
+    run(cfg, runs_dir=tmp_path / "killed", progress=False)
+    assert (killed_dir / "metrics.csv").read_bytes() == full.read_bytes()

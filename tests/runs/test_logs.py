@@ -1,0 +1,89 @@
+"""Log loaders: every supported format gives the same RunLog; bad input names the file and the problem."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.paths import SHARED_DIR
+from rlvr_dynamics.runs.logs import load_log
+
+SHARED_LOGS = SHARED_DIR / "grpo_logs"
+REWARDS = [0.1, 0.25, 0.5, 0.7]
+
+
+def _trainer_state(tmp_path):
+    hist = [{"step": i + 1, "reward": r, "kl": 0.01 * i, "loss": 0.0} for i, r in enumerate(REWARDS)]
+    hist.insert(2, {"step": 2, "eval_reward": 0.3})  # an evaluation entry for a step that already logged
+    hist.append({"train_runtime": 12.0, "total_flos": 0})  # TRL's final summary has no step
+    p = tmp_path / "trainer_state.json"
+    p.write_text(json.dumps({"global_step": 4, "log_history": hist}))
+    return p
+
+
+def _csv(tmp_path):
+    p = tmp_path / "metrics.csv"
+    p.write_text("step,reward,entropy\n" + "".join(f"{i + 1},{r},\n" for i, r in enumerate(REWARDS)))
+    return p
+
+
+def _verl_jsonl(tmp_path):
+    p = tmp_path / "verl.jsonl"
+    p.write_text("\n".join(json.dumps({"step": i + 1, "data": {"critic/score/mean": r, "actor/entropy": 1.0}})
+                           for i, r in enumerate(REWARDS)))
+    return p
+
+
+@pytest.mark.parametrize("make, column", [(_trainer_state, "reward"), (_csv, "reward"),
+                                          (_verl_jsonl, "critic/score/mean")])
+def test_formats_agree(tmp_path, make, column):
+    log = load_log(make(tmp_path))
+    assert log.reward_column == column
+    np.testing.assert_array_equal(log.steps, [1, 2, 3, 4])
+    np.testing.assert_allclose(log.reward, REWARDS)
+
+
+def test_trainer_state_merges_eval_rows_and_folder_lookup(tmp_path):
+    _trainer_state(tmp_path)
+    log = load_log(tmp_path)  # a folder holding trainer_state.json
+    assert log.series["eval_reward"][1] == 0.3 and np.isnan(log.series["eval_reward"][0])
+    assert log.diagnostic("kl") is not None and log.diagnostic("entropy") is None
+
+
+def test_empty_column_is_dropped(tmp_path):
+    assert "entropy" not in load_log(_csv(tmp_path)).series
+
+
+@pytest.mark.parametrize("content, match", [
+    ("reward\n0.1\n0.2\n", "no step column"),
+    ("step,reward\n1,0.1\nx,0.2\n", "invalid 'step'"),
+    ("step,score\n1,0.1\n2,0.2\n", r"no reward column.*'score'"),
+    ("step,reward\n1,0.1\n2,\n", "fewer than 2"),
+    ('{"step": 1, "reward": 0.1}\n{bad json\n', "line 2 is not valid JSON"),
+])
+def test_bad_logs_name_file_and_problem(tmp_path, content, match):
+    p = tmp_path / "log.txt"
+    p.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        load_log(p)
+
+
+def test_missing_file_and_unknown_column(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_log(tmp_path / "nope.csv")
+    with pytest.raises(ValueError, match=r"reward_column 'acc' not found; numeric columns: \['reward'\]"):
+        load_log(_csv(tmp_path), reward_column="acc")
+
+
+@pytest.mark.skipif(not SHARED_LOGS.exists(), reason="../shared/grpo_logs is not beside this clone")
+def test_shared_logs_load_with_their_declared_reward_column():
+    index = json.loads((SHARED_LOGS / "index.json").read_text())
+    for run in index:
+        log = load_log(SHARED_LOGS / run["csv"])
+        assert log.reward_column == run["reward_column"], run["csv"]
+        assert len(log.steps) == run["n_rows"]
+        assert log.reward[0] == pytest.approx(run["reward_first"])
+        for concept, column in run.get("diagnostic_columns", {}).items():
+            if concept in ("entropy", "grad_norm", "learning_rate") and column in log.series:
+                assert log.diagnostic(concept) is not None, (run["csv"], concept)

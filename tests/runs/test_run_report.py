@@ -1,0 +1,86 @@
+"""`rlvr-dynamics fit`: a synthetic run generated from known oscillator coefficients is read back exactly."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.paths import SHARED_DIR
+from rlvr_dynamics.p1 import laws
+from rlvr_dynamics.runs.logs import load_log
+from rlvr_dynamics.runs.report import fit_run, format_report, read_oscillator
+
+SHARED_LOGS = SHARED_DIR / "grpo_logs"
+ETA_K, MOMENTUM, K_REF = 1e-3, 0.9, 2
+
+
+def _roots():
+    """Characteristic roots of M e'' + C e' + K e = 0 with the P1 §3.3 coefficients (δ = 1, lag mass on)."""
+    mass = (1 + MOMENTUM) / 2 + ETA_K * K_REF**2 / 2
+    damping = (1 - MOMENTUM) - ETA_K * K_REF
+    disc = math.sqrt(damping**2 - 4 * mass * ETA_K)
+    return (damping + disc) / (2 * mass), (damping - disc) / (2 * mass)
+
+
+@pytest.fixture
+def synthetic_log(tmp_path):
+    fast, slow = _roots()
+    steps = np.arange(1, 401)
+    reward = laws.three_phase(steps - 1, 0.2, 0.7, 1 / slow, 1 / fast)
+    path = tmp_path / "metrics.csv"
+    path.write_text("step,reward\n" + "".join(f"{s},{r:.12f}\n" for s, r in zip(steps, reward)))
+    return path
+
+
+def test_reading_an_overdamped_fit_recovers_eta_k(synthetic_log):
+    report = fit_run(load_log(synthetic_log), momentum=MOMENTUM, refresh_interval=K_REF, forecast_steps=[1000])
+    fast, slow = _roots()
+    osc = report["oscillator"]
+    assert osc["damping_over_stiffness"] == pytest.approx(1 / slow + 1 / fast, rel=1e-4)
+    assert osc["mass_over_stiffness"] == pytest.approx(1 / (slow * fast), rel=1e-4)
+    assert osc["eta_curvature"] == pytest.approx(ETA_K, rel=1e-4)
+    assert osc["stability_margin"] == pytest.approx(ETA_K * K_REF / (1 - MOMENTUM), rel=1e-4)
+    assert report["fits"]["three_phase"]["r2"] > 0.999999
+    assert report["preferred_law"] == "three_phase"
+    assert report["forecast"][1000] == pytest.approx(0.7 - 0.5 * math.exp(-999 * slow) *
+                                                     (1 / slow) / (1 / slow - 1 / fast), abs=1e-4)
+    assert "ζ=" in format_report(report)
+
+
+def test_damping_ratio_of_equal_times_is_critical():
+    assert read_oscillator(10.0, 10.0).damping_ratio == pytest.approx(1.0)
+    assert read_oscillator(40.0, 10.0).damping_ratio == pytest.approx(50 / (2 * 20))
+
+
+@pytest.mark.parametrize("kwargs, match", [({"t_slow": -1, "t_fast": 1}, "t_slow"),
+                                           ({"t_slow": 2, "t_fast": 1, "momentum": 1.0, "refresh_interval": 1},
+                                            "momentum"),
+                                           ({"t_slow": 2, "t_fast": 1, "momentum": 0.5, "refresh_interval": 0},
+                                            "refresh_interval")])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        read_oscillator(**kwargs)
+
+
+def test_cli_json_and_errors(synthetic_log, tmp_path):
+    cli = [sys.executable, "-m", "rlvr_dynamics.cli", "fit"]
+    res = subprocess.run([*cli, str(synthetic_log), "--json"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["preferred_law"] == "three_phase"
+    res = subprocess.run([*cli, str(tmp_path / "missing.csv")], capture_output=True, text=True)
+    assert res.returncode == 2 and "does not exist" in res.stderr and "Traceback" not in res.stderr
+    res = subprocess.run([*cli, str(synthetic_log), "--momentum", "1.5", "--refresh-interval", "1"],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and "momentum must lie in [0.0, 1.0)" in res.stderr
+
+
+@pytest.mark.skipif(not SHARED_LOGS.exists(), reason="../shared/grpo_logs is not beside this clone")
+def test_every_shared_log_fits_without_crashing():
+    for csv in sorted(SHARED_LOGS.glob("*.csv")):
+        report = fit_run(load_log(csv))
+        assert report["preferred_law"] in ("three_phase", "single_exponential", "tie", "undetermined")
+        assert all(math.isfinite(f["r2"]) for f in report["fits"].values()), csv.name
