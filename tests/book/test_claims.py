@@ -26,9 +26,9 @@ def test_checklist_copy_matches_the_specs():
     spec.loader.exec_module(mod)
     for paper, name in mod.SPECS.items():
         fresh = mod.parse_checklist((SPECS / name).read_text(encoding="utf-8"))
-        stored = [{"id": cid, **{k: v for k, v in row.items() if k != "paper"}}
+        stored = [{"id": cid, **{k: row[k] for k in claims.SPEC_FIELDS}}
                   for cid, row in claims.checklist().items() if row["paper"] == paper]
-        assert fresh == stored
+        assert [{k: r[k] for k in ("id", *claims.SPEC_FIELDS)} for r in fresh] == stored
 
 
 def test_unknown_id_is_rejected_with_the_known_ids():
@@ -75,3 +75,118 @@ def test_record_rejects_duplicates_and_empty(tmp_path):
                                              (True, True), ("x", "x"), (None, None), (float("inf"), "inf")])
 def test_rounding_to_significant_digits(value, expected):
     assert claims._round(value) == expected
+
+
+# --- one verdict per claim -------------------------------------------------------------------------------------
+
+def _row(cid, verdict, nb, measured=None, reason="", **kw):
+    return {"id": cid, "verdict": verdict, "notebook": nb, "measured": measured, "reason": reason,
+            "paper": cid[:2], "statement": "s", "paper_value": None, "tolerance": None, **kw}
+
+
+def _by_id(out):
+    return {v["id"]: v for v in out}
+
+
+def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_documented_keys():
+    out = claims.claim_verdicts([])
+    assert [v["id"] for v in out] == list(claims.checklist())
+    assert len(out) == 31
+    assert all(set(v) == {"id", "paper", "statement", "criterion", "scope", "changed_after_result", "verdict",
+                          "measured", "reason", "evidence"} for v in out)
+    assert {v["verdict"] for v in out} == {"NOT TESTED"}
+    assert out[0]["reason"] == "no notebook records this claim" and out[0]["evidence"] == []
+    known = claims.checklist()["P1-C1"]
+    assert out[0]["paper"] == "P1"
+    assert out[0]["statement"] == (known.get("paper_statement") or known["statement"])
+    assert out[0]["criterion"] == known.get("criterion") and out[0]["scope"] == known.get("scope")
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["PASS"], "PASS"),
+    (["PASS", "PASS"], "PASS"),
+    (["PASS", "PARTIAL"], "PARTIAL"),
+    (["PARTIAL", "INCONCLUSIVE"], "INCONCLUSIVE"),
+    (["PASS", "INCONCLUSIVE"], "INCONCLUSIVE"),
+    (["INCONCLUSIVE", "FAIL", "PASS"], "FAIL"),
+    (["PASS", "CONSISTENT"], "PASS"),          # a consistency check neither weakens nor strengthens
+    (["FAIL", "CONSISTENT"], "FAIL"),
+    (["CONSISTENT"], "CONSISTENT"),            # never PASS from by-construction checks alone
+    (["CONSISTENT", "CONSISTENT", "N/A"], "CONSISTENT"),
+    (["N/A"], "N/A"),
+    (["N/A", "PARTIAL"], "PARTIAL"),
+    (["N/A", "N/A"], "N/A"),
+])
+def test_weakest_in_scope_verdict(verdicts, expected):
+    rows = [_row("P2-C9", v, f"nb{i}", measured=i, reason="" if v == "PASS" else f"r{i}")
+            for i, v in enumerate(verdicts)]
+    got = _by_id(claims.claim_verdicts(rows))["P2-C9"]
+    assert got["verdict"] == expected
+    assert got["evidence"] == rows
+
+
+def test_claim_verdicts_exact_output():
+    rows = [
+        _row("P1-C15", "PASS", "p1_group_size", measured=0.12),
+        _row("P1-C15", "FAIL", "grpo_p1_dynamics", measured=0.01, reason="std gap 0.01 within 2 SE"),
+        _row("P2-C9", "PASS", "p2_token", measured=-0.02, context=True),       # mean baseline, not GRPO
+        _row("P2-C9", "FAIL", "grpo_p2_alignment", measured=0.5, reason="slope +0.50"),
+        _row("P1-C12", "CONSISTENT", "grpo_p1_dynamics", measured=1.3, reason="zeta>=1 by the fitted family"),
+        _row("P2-C10", "PASS", "p2_engineered", measured=0.0, context=True),
+        _row("P1-C16", "N/A", "grpo_failure_runs", reason="needs 1.5B-7B models"),
+        _row("P1-C9", "PASS", "nb_a", measured=0.95),
+        _row("P1-C9", "INCONCLUSIVE", "nb_b", measured=0.2, reason="noise ceiling 0.36 < 0.91"),
+        _row("P1-C9", "INCONCLUSIVE", "nb_c", measured=0.1, reason="noise ceiling 0.01 < 0.91"),
+    ]
+    out = _by_id(claims.claim_verdicts(rows))
+    pick = lambda cid: (out[cid]["verdict"], out[cid]["measured"], out[cid]["reason"],  # noqa: E731
+                        [r["notebook"] for r in out[cid]["evidence"]])
+    assert pick("P1-C15") == ("FAIL", 0.01, "grpo_p1_dynamics: std gap 0.01 within 2 SE [weakest of 2 in-scope rows]",
+                              ["p1_group_size", "grpo_p1_dynamics"])
+    assert pick("P2-C9") == ("FAIL", 0.5, "grpo_p2_alignment: slope +0.50 [1 context row not counted]",
+                             ["p2_token", "grpo_p2_alignment"])
+    assert pick("P1-C12") == ("CONSISTENT", 1.3, "grpo_p1_dynamics: zeta>=1 by the fitted family "
+                              "[a by-construction check only, not evidence for PASS]", ["grpo_p1_dynamics"])
+    assert pick("P2-C10") == ("NOT TESTED", None, "only context rows (1): no test of the paper's algorithm in the "
+                              "claim's scope", ["p2_engineered"])
+    assert pick("P1-C16") == ("N/A", None, "grpo_failure_runs: needs 1.5B-7B models", ["grpo_failure_runs"])
+    assert pick("P1-C9") == ("INCONCLUSIVE", 0.2, "nb_b: noise ceiling 0.36 < 0.91 [weakest of 3 in-scope rows]",
+                             ["nb_a", "nb_b", "nb_c"])
+    assert out["P1-C1"]["verdict"] == "NOT TESTED"
+    assert sum(v["verdict"] != "NOT TESTED" for v in out.values()) == 5
+
+
+def test_claim_verdicts_rejects_unknown_ids_and_verdicts():
+    with pytest.raises(ValueError, match="unknown claim id 'P1-C99'"):
+        claims.claim_verdicts([_row("P1-C99", "PASS", "nb")])
+    with pytest.raises(ValueError, match="'OK' is not one of"):
+        claims.claim_verdicts([_row("P1-C1", "OK", "nb")])
+
+
+def test_claim_verdicts_reads_the_stored_notebook_verdicts():
+    from rlvr_dynamics.book.build import load_verdicts
+    from rlvr_dynamics.paths import STORED_CLAIMS_DIR
+    rows = load_verdicts(STORED_CLAIMS_DIR)
+    out = claims.claim_verdicts(rows)
+    assert len(out) == 31 and sum(len(v["evidence"]) for v in out) == len(rows)
+    assert all(v["verdict"] != "PASS" or any(r["verdict"] == "PASS" and not r.get("context") for r in v["evidence"])
+               for v in out)
+
+
+def test_new_verdicts_and_context_flag():
+    c = claims.Claim("P1-C12", "zeta >= 1", verdict="CONSISTENT", reason="holds by the fitted family")
+    assert c.as_row()["context"] is False
+    assert claims.Claim("P2-C9", "mean baseline", verdict="PASS", context=True).as_row()["context"] is True
+    for v in ("CONSISTENT", "INCONCLUSIVE"):
+        with pytest.raises(ValueError, match="needs a reason"):
+            claims.Claim("P1-C9", "r2", verdict=v)
+
+
+def test_criterion_returns_the_preregistered_fields():
+    c = claims.criterion("P1-C10")
+    assert set(c) == {"id", "paper", "statement", *claims.PREREGISTERED_FIELDS}
+    assert c["id"] == "P1-C10" and c["paper"] == "P1"
+    with pytest.raises(KeyError):
+        claims.criterion("P1-C99")
+    assert claims.format_criterion({"statistic": "R2", "threshold": ">= 0.91", "seeds": 3}) == \
+        "statistic: R2; threshold: >= 0.91; seeds: 3"

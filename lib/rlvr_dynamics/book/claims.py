@@ -28,8 +28,26 @@ import yaml
 from .._io import atomic_write_text
 from ..paths import CLAIMS_PATH
 
-VERDICTS = ("PASS", "FAIL", "PARTIAL", "N/A")
-"""Allowed verdicts. An honest FAIL (with the measured numbers) beats a tuned PASS."""
+VERDICTS = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A")
+"""Allowed verdicts of one evidence row. An honest FAIL (with the measured numbers) beats a tuned PASS.
+
+- ``PASS`` / ``PARTIAL`` / ``FAIL``: the pre-registered criterion (``book/claims.yml``) met, met in part, not met.
+- ``CONSISTENT``: a consistency check whose quantity holds by construction of the model used. It can catch a bug,
+  but it is **never evidence for a PASS** (see :func:`claim_verdicts`).
+- ``INCONCLUSIVE``: the test could not have shown the effect (a noise ceiling below the R² target, no headroom,
+  a quantity constant by construction, a setting outside the theorem's hypotheses); the reason must say which,
+  with the computed numbers.
+- ``N/A``: not testable here (needs what this machine lacks).
+"""
+
+NOT_TESTED = "NOT TESTED"
+"""The verdict :func:`claim_verdicts` gives a claim with no evidence row inside its scope."""
+
+SPEC_FIELDS = ("tag", "statement", "confirm", "scale")
+"""Fields of a ``book/claims.yml`` entry copied from the specs' checklists by ``tools/extract_claims.py``."""
+
+PREREGISTERED_FIELDS = ("paper_statement", "quantity", "criterion", "scope", "changed_after_result")
+"""Hand-written fields of a ``book/claims.yml`` entry: the pre-registered test of the claim (see :func:`criterion`)."""
 
 CLAIMS_DIR_ENV = "RLVR_CLAIMS_DIR"
 """Environment variable: where ``record`` writes ``<notebook>.claims.json`` (set by the papermill runner and by
@@ -40,13 +58,43 @@ CHECKLIST_PATH = CLAIMS_PATH
 
 @lru_cache(maxsize=1)
 def checklist() -> dict[str, dict[str, Any]]:
-    """All known claims, ``{claim_id: {paper, tag, statement, confirm, scale}}``, from ``book/claims.yml``."""
+    """All known claims, ``{claim_id: {paper, tag, statement, confirm, scale, paper_statement, quantity, criterion,
+    scope, changed_after_result}}``, from ``book/claims.yml``, in checklist order."""
     data = yaml.safe_load(CHECKLIST_PATH.read_text(encoding="utf-8"))
     out: dict[str, dict[str, Any]] = {}
     for paper, block in data.items():
         for row in block["claims"]:
             out[row["id"]] = {"paper": paper, **{k: v for k, v in row.items() if k != "id"}}
     return out
+
+
+def criterion(claim_id: str) -> dict[str, Any]:
+    """The pre-registered test of ``claim_id``, as written in ``book/claims.yml`` before the result was seen.
+
+    Returns ``{"id", "paper", "statement", "paper_statement", "quantity", "criterion", "scope",
+    "changed_after_result"}``: ``statement`` is the spec's checklist line, ``paper_statement`` the claim as the paper
+    states it, ``quantity`` the independent quantity measured (and why it is not true by construction),
+    ``criterion`` a dict ``{"statistic", "threshold", "tolerance", "seeds"}``, ``scope`` the setting and the scope
+    the claim covers, ``changed_after_result`` ``None`` or the reason the criterion was changed after a result was
+    seen. Missing fields are ``None``. Raises ``KeyError`` for an unknown id.
+    """
+    known = checklist()
+    if claim_id not in known:
+        raise KeyError(f"claim id {claim_id!r} is not in book/claims.yml")
+    row = known[claim_id]
+    out = {"id": claim_id, "paper": row["paper"], "statement": row.get("statement")}
+    out.update({k: row.get(k) for k in PREREGISTERED_FIELDS})
+    return out
+
+
+def format_criterion(crit: Any) -> str:
+    """One line for a criterion dict (``statistic; threshold; tolerance; seeds``); a string passes through."""
+    if crit is None:
+        return ""
+    if isinstance(crit, str):
+        return crit
+    return "; ".join(f"{k}: {crit[k]}" for k in ("statistic", "threshold", "tolerance", "seeds")
+                     if crit.get(k) not in (None, ""))
 
 
 def _round(value: Any, digits: int = 4) -> Any:
@@ -77,13 +125,16 @@ class Claim:
     measured: Any = None
     """The measured value (number, short string, or None when N/A)."""
     verdict: str = "N/A"
-    """One of PASS / FAIL / PARTIAL / N/A."""
+    """One of :data:`VERDICTS`."""
     paper_value: Any = None
     """The paper's (or the closed form's) value, if any."""
     tolerance: Any = None
     """The tolerance used for the verdict, e.g. ``0.05`` or ``"rel 5%"``."""
     reason: str = ""
-    """Why this verdict: required for FAIL, PARTIAL and N/A."""
+    """Why this verdict, computed from the data: required for every verdict but PASS."""
+    context: bool = False
+    """True for a variant that is not the paper's algorithm or setting (outside the claim's scope): the row is shown
+    as context and never decides the claim's verdict (see :func:`claim_verdicts`)."""
     digits: int = field(default=4, repr=False)
     """Significant digits shown in the printed table and stored in the JSON."""
 
@@ -145,3 +196,101 @@ def record(notebook: str, claims: Iterable[Claim | dict[str, Any]], *, out_dir: 
     atomic_write_text(target / f"{notebook}.claims.json", json.dumps(payload, indent=1, sort_keys=False) + "\n")
     print(format_table(rows))
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One verdict per claim
+# ---------------------------------------------------------------------------------------------------------------
+
+TESTED_ORDER = ("FAIL", "INCONCLUSIVE", "PARTIAL", "PASS")
+"""Verdicts of rows that test the claim, weakest first. A claim's verdict is the weakest of its in-scope rows:
+a FAIL in any setting the claim covers fails the claim; a setting that could not show the effect (INCONCLUSIVE)
+leaves the claim unestablished even if another setting passed; PARTIAL sits below PASS."""
+
+
+def _is_context(row: dict[str, Any]) -> bool:
+    return bool(row.get("context", False))
+
+
+def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
+
+    ``rows`` are evidence rows as :func:`rlvr_dynamics.book.build.load_verdicts` returns them (each
+    ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, statement,
+    criterion, scope, changed_after_result, verdict, measured, reason, evidence``: ``statement`` is the paper's
+    statement (``paper_statement``, else the spec's line), ``criterion`` the pre-registered criterion dict,
+    ``evidence`` the claim's input rows (all of them, context included, in input order, each with its notebook).
+
+    The rule (the weakest in-scope verdict):
+
+    1. Rows with ``context: true`` (a variant that is not the paper's algorithm/setting) are context only.
+       The rest are the claim's in-scope rows.
+    2. If any in-scope row is PASS / PARTIAL / FAIL / INCONCLUSIVE, the verdict is the weakest of those, in the
+       order :data:`TESTED_ORDER` (FAIL < INCONCLUSIVE < PARTIAL < PASS). CONSISTENT and N/A rows do not weaken
+       it and cannot strengthen it: a CONSISTENT check is never evidence for a PASS.
+    3. Else, if any in-scope row is CONSISTENT, the verdict is CONSISTENT (never PASS).
+    4. Else, if any in-scope row is N/A, the verdict is N/A.
+    5. Else (no rows, or context rows only) the verdict is :data:`NOT_TESTED`.
+
+    ``measured`` is the deciding row's measured value (the first row, in input order, with the deciding verdict);
+    ``reason`` names the deciding notebook and its reason, and counts the rows not used.
+    """
+    known = checklist()
+    by_id: dict[str, list[dict[str, Any]]] = {cid: [] for cid in known}
+    for row in rows:
+        if row.get("id") not in by_id:
+            raise ValueError(f"evidence row for unknown claim id {row.get('id')!r} "
+                             f"(notebook {row.get('notebook')!r})")
+        if row.get("verdict") not in VERDICTS:
+            raise ValueError(f"evidence row {row['id']} from {row.get('notebook')!r}: verdict "
+                             f"{row.get('verdict')!r} is not one of {VERDICTS}")
+        by_id[row["id"]].append(row)
+
+    out = []
+    for cid in sorted(known, key=_claim_sort_key):
+        entry = known[cid]
+        evidence = by_id[cid]
+        scoped = [r for r in evidence if not _is_context(r)]
+        n_context = len(evidence) - len(scoped)
+        tested = [r for r in scoped if r["verdict"] in TESTED_ORDER]
+        decider = None
+        if tested:
+            verdict = min((r["verdict"] for r in tested), key=TESTED_ORDER.index)
+        elif any(r["verdict"] == "CONSISTENT" for r in scoped):
+            verdict = "CONSISTENT"
+        elif scoped:
+            verdict = "N/A"
+        else:
+            verdict = NOT_TESTED
+        if verdict != NOT_TESTED:
+            decider = next(r for r in scoped if r["verdict"] == verdict)
+            notes = []
+            others = len(scoped) - 1
+            if others:
+                notes.append(f"weakest of {len(scoped)} in-scope rows")
+            if verdict == "CONSISTENT":
+                notes.append("a by-construction check only, not evidence for PASS")
+            if n_context:
+                notes.append(f"{n_context} context row{'s' if n_context > 1 else ''} not counted")
+            why = decider.get("reason") or ""
+            reason = f"{decider.get('notebook')}: {why}" if why else str(decider.get("notebook"))
+            if notes:
+                reason += f" [{'; '.join(notes)}]"
+            measured = decider.get("measured")
+        else:
+            measured = None
+            reason = (f"only context rows ({n_context}): no test of the paper's algorithm in the claim's scope"
+                      if n_context else "no notebook records this claim")
+        out.append({
+            "id": cid,
+            "paper": entry["paper"],
+            "statement": entry.get("paper_statement") or entry.get("statement"),
+            "criterion": entry.get("criterion"),
+            "scope": entry.get("scope"),
+            "changed_after_result": entry.get("changed_after_result"),
+            "verdict": verdict,
+            "measured": measured,
+            "reason": reason,
+            "evidence": list(evidence),
+        })
+    return out
