@@ -1,8 +1,16 @@
-"""Copy the claims checklists of ../shared/papers/*.md into book/claims.yml.
+"""Copy the claims checklists of ../shared/papers/*.md into book/claims.yml, keeping the hand-written fields.
 
-The repository must stand alone (a user's clone has no ../shared), so the checklist lives in
-``book/claims.yml``; ``tests/test_claims.py`` checks that the copy still matches the specs when they are present.
-Run: ``python tools/extract_claims.py [SPEC_DIR]``.
+The repository must stand alone (a user's clone has no ../shared), so the checklist lives in ``book/claims.yml``.
+Each claim entry has two kinds of fields:
+
+- **copied from the spec** (``tag``, ``statement``, ``confirm``, ``scale``): rewritten by this tool on every run;
+  ``tests/book/test_claims.py`` checks that they still match the specs when ``../shared/papers`` is present;
+- **hand-written, pre-registered** (``paper_statement``, ``quantity``, ``criterion``, ``scope``,
+  ``changed_after_result``): never touched by this tool. They are merged back by claim id; a claim new in the spec
+  gets them as ``null`` (to be written by hand before any notebook records a verdict on it); a claim that left the
+  spec is dropped with a warning that lists its hand-written fields.
+
+Run from the repository root: ``python tools/extract_claims.py [SPEC_DIR]``.
 """
 from __future__ import annotations
 
@@ -17,6 +25,28 @@ PATTERN = re.compile(
     r"(?: \*Confirm:\* (?P<confirm>.*?))?\s*(?P<scale>(?:CPU|GPU)(?: \(?\+ ?GPU\)?)?[^.]*)\.\s*$"
 )
 SPECS = {"P1": "predictable-grpo.md", "P2": "gradient-gap.md"}
+SPEC_FIELDS = ("tag", "statement", "confirm", "scale")
+"""Fields copied from the spec checklist line (same tuple as ``rlvr_dynamics.book.claims.SPEC_FIELDS``)."""
+PREREGISTERED_FIELDS = ("paper_statement", "quantity", "criterion", "scope", "changed_after_result")
+"""Hand-written fields kept across regenerations (same as ``rlvr_dynamics.book.claims.PREREGISTERED_FIELDS``)."""
+CLAIMS_YML = Path("book/claims.yml")
+
+HEADER = """\
+# The claims ledger: every claim of both papers, with its pre-registered test.
+# Fields tag, statement, confirm, scale are copied from ../shared/papers/*.md by tools/extract_claims.py
+# (do not edit them by hand; rerun the tool). Fields paper_statement, quantity, criterion, scope,
+# changed_after_result are hand-written and kept by the tool (merged by claim id):
+#   paper_statement       the claim as the paper states it, in one sentence
+#   quantity              the independent quantity measured, and why it is not true by construction
+#   criterion             statistic, threshold (the PASS rule), tolerance, seeds; optional partial, fail,
+#                         inconclusive_if (when the test could not have shown the effect), consistent_only (checks
+#                         that hold by construction: CONSISTENT, never PASS), values (numbers for notebooks).
+#                         Numbers are labelled "paper value" (stated in the paper), "spec value" (derived by the
+#                         spec's author, [D]) or "project choice"
+#   scope                 the setting, and the scope the claim covers (rows outside it are context only)
+#   changed_after_result  null, or why the criterion was changed after a result was seen (its own commit)
+# The one-verdict-per-claim rule is rlvr_dynamics.book.claims.claim_verdicts.
+"""
 
 
 def parse_checklist(text: str) -> list[dict]:
@@ -29,17 +59,42 @@ def parse_checklist(text: str) -> list[dict]:
     return rows
 
 
-def main(spec_dir: str = "../shared/papers") -> None:
+def merge(spec_rows: list[dict], existing: list[dict]) -> tuple[list[dict], list[str]]:
+    """Spec rows (in spec order) with the hand-written fields of ``existing`` merged in by id.
+
+    Returns ``(rows, dropped_ids)``: ``dropped_ids`` are ids present in ``existing`` but no longer in the spec.
+    """
+    by_id = {row["id"]: row for row in existing}
+    out = []
+    for row in spec_rows:
+        old = by_id.get(row["id"], {})
+        out.append({"id": row["id"], **{k: row[k] for k in SPEC_FIELDS},
+                    **{k: old.get(k) for k in PREREGISTERED_FIELDS}})
+    spec_ids = {row["id"] for row in spec_rows}
+    return out, [cid for cid in by_id if cid not in spec_ids]
+
+
+def render(data: dict) -> str:
+    """The YAML text of ``book/claims.yml`` (header comment + one block per paper)."""
+    return HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def main(spec_dir: str = "../shared/papers", target: str | Path = CLAIMS_YML) -> dict:
+    target = Path(target)
+    old = yaml.safe_load(target.read_text(encoding="utf-8")) if target.exists() else {}
     out = {}
     for paper, name in SPECS.items():
         rows = parse_checklist((Path(spec_dir) / name).read_text(encoding="utf-8"))
-        out[paper] = {"spec": name, "claims": rows}
-    Path("book/claims.yml").write_text(
-        "# Copied from ../shared/papers/*.md by tools/extract_claims.py; do not edit by hand.\n"
-        + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=1000),
-        encoding="utf-8",
-    )
+        merged, dropped = merge(rows, (old or {}).get(paper, {}).get("claims", []))
+        for cid in dropped:
+            print(f"warning: {cid} is no longer in {name}; its hand-written fields were dropped", file=sys.stderr)
+        missing = [r["id"] for r in merged if any(r[k] is None for k in PREREGISTERED_FIELDS[:-1])]
+        if missing:
+            print(f"note: {paper} claims without a pre-registered criterion yet: {missing}", file=sys.stderr)
+        out[paper] = {"spec": name, "claims": merged}
+    target.write_text(render(out), encoding="utf-8")
     print({p: len(v["claims"]) for p, v in out.items()})
+    return out
 
 
 if __name__ == "__main__":

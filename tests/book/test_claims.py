@@ -190,3 +190,63 @@ def test_criterion_returns_the_preregistered_fields():
         claims.criterion("P1-C99")
     assert claims.format_criterion({"statistic": "R2", "threshold": ">= 0.91", "seeds": 3}) == \
         "statistic: R2; threshold: >= 0.91; seeds: 3"
+
+
+# --- pre-registered criteria in book/claims.yml ----------------------------------------------------------------
+
+@pytest.mark.parametrize("cid", list(claims.checklist()))
+def test_every_claim_has_a_preregistered_criterion(cid):
+    c = claims.criterion(cid)
+    for key in ("paper_statement", "quantity", "scope"):
+        assert isinstance(c[key], str) and len(c[key].strip()) > 20, (cid, key)
+    crit = c["criterion"]
+    assert isinstance(crit, dict), cid
+    assert set(crit) <= set(claims.CRITERION_KEYS), (cid, set(crit) - set(claims.CRITERION_KEYS))
+    for key in ("statistic", "threshold", "tolerance", "seeds"):
+        assert str(crit.get(key) or "").strip(), (cid, key)
+    assert "PASS" in crit["threshold"], cid
+    # every number's source is labelled: the paper's, the spec author's derivation, or this project's choice
+    assert any(s in crit["tolerance"] for s in ("paper value", "spec value", "project choice")), cid
+    assert c["changed_after_result"] is None or (isinstance(c["changed_after_result"], str)
+                                                 and c["changed_after_result"].strip()), cid
+    assert all(isinstance(v, (int, float)) for v in (crit.get("values") or {}).values()), cid
+
+
+def _extract_tool():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("extract", REPO_ROOT / "tools/extract_claims.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_extract_tool_and_ledger_agree_on_field_names():
+    mod = _extract_tool()
+    assert mod.SPEC_FIELDS == claims.SPEC_FIELDS and mod.PREREGISTERED_FIELDS == claims.PREREGISTERED_FIELDS
+
+
+def test_extract_merge_keeps_hand_written_fields_by_id():
+    mod = _extract_tool()
+    spec_rows = [{"id": "P1-C1", "tag": "P", "statement": "new text", "confirm": "c", "scale": "CPU"},
+                 {"id": "P1-C2", "tag": "P", "statement": "s2", "confirm": "c2", "scale": "GPU"}]
+    existing = [{"id": "P1-C2", "tag": "P", "statement": "old", "confirm": "old", "scale": "CPU",
+                 "paper_statement": "ps", "quantity": "q", "criterion": {"statistic": "x"}, "scope": "sc",
+                 "changed_after_result": "why"},
+                {"id": "P1-C9", "paper_statement": "gone"}]
+    rows, dropped = mod.merge(spec_rows, existing)
+    assert dropped == ["P1-C9"]
+    assert rows[0] == {"id": "P1-C1", "tag": "P", "statement": "new text", "confirm": "c", "scale": "CPU",
+                       "paper_statement": None, "quantity": None, "criterion": None, "scope": None,
+                       "changed_after_result": None}
+    assert rows[1] == {"id": "P1-C2", "tag": "P", "statement": "s2", "confirm": "c2", "scale": "GPU",
+                       "paper_statement": "ps", "quantity": "q", "criterion": {"statistic": "x"}, "scope": "sc",
+                       "changed_after_result": "why"}
+
+
+@pytest.mark.skipif(not SPECS.exists(), reason="../shared/papers is not beside this clone")
+def test_regenerating_the_ledger_changes_nothing(tmp_path):
+    mod = _extract_tool()
+    target = tmp_path / "claims.yml"
+    target.write_text(claims.CHECKLIST_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    mod.main(str(SPECS), target)
+    assert target.read_text(encoding="utf-8") == claims.CHECKLIST_PATH.read_text(encoding="utf-8")

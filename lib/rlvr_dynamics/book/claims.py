@@ -1,16 +1,25 @@
-"""The claims ledger: every notebook ends by recording a verdict for each paper claim it tests.
+"""The claims ledger: every notebook ends by recording its evidence on each paper claim it tests.
 
 A claim ID (``P1-C10``, ``P2-C6``) must exist in the checklists of the paper specs, copied into
-``book/claims.yml`` so that the repository stands alone. ``record`` prints a small rounded table (the notebook's
-``nbval-check-output`` cell, so nbval catches any change in a verdict or a rounded number) and writes a JSON file
-that the book's scorecard page aggregates (:func:`rlvr_dynamics.book.build.write_scorecard`).
+``book/claims.yml`` so that the repository stands alone. Each claim there also carries its **pre-registered test**
+(:func:`criterion`): the claim as the paper states it, the independent quantity measured, the criterion (statistic,
+threshold, tolerance, seeds) and the scope. ``record`` prints a small rounded table (the notebook's
+``nbval-check-output`` cell, so nbval catches any change in a verdict or a rounded number) and writes a JSON file.
+Several notebooks may give evidence rows for one claim; :func:`claim_verdicts` turns them into **one verdict per
+claim** (the weakest in-scope row; CONSISTENT never counts as a PASS; context rows never decide), which the book's
+scorecard page renders.
 
 Example (in a notebook's last cell)::
 
-    from rlvr_dynamics import claims
-    claims.record("p1_regimes", [
-        claims.Claim("P1-C2", "Momentum supplies the inertia", measured=1.0003, paper_value=1.0,
-                     tolerance="rel 1e-2", verdict="PASS", reason="M/K ratio vs (1+mu) closed form"),
+    from rlvr_dynamics.book import claims
+    crit = claims.criterion("P1-C10")["criterion"]          # pre-registered: read, never tuned here
+    tol = crit["values"]["rel_tol"]
+    claims.record("p1_stability", [
+        claims.Claim("P1-C10", "Critical K_ref / (1-mu)/(eta K) in the small-lag cells", measured=ratio,
+                     paper_value=1.0, tolerance=tol, verdict="PASS" if abs(ratio - 1) <= tol else "FAIL",
+                     reason=f"ratio {ratio:.3f} vs 1 +- {tol}"),
+        claims.Claim("P1-C7", "Plateau equals Mroueh's p*", measured=err, verdict="CONSISTENT",
+                     reason=f"holds by construction of the bandit force (max error {err:.1e})"),
     ])
 """
 from __future__ import annotations
@@ -87,14 +96,30 @@ def criterion(claim_id: str) -> dict[str, Any]:
     return out
 
 
+CRITERION_KEYS = ("statistic", "threshold", "partial", "fail", "inconclusive_if", "consistent_only", "tolerance",
+                  "seeds", "values")
+"""Keys of a pre-registered ``criterion`` mapping, in display order. ``statistic``, ``threshold`` (the PASS rule),
+``tolerance`` and ``seeds`` are always present; ``partial``, ``fail``, ``inconclusive_if`` (when the test could not
+have shown the effect), ``consistent_only`` (checks that hold by construction) and ``values`` (machine-readable
+numbers for notebooks) are optional."""
+
+
 def format_criterion(crit: Any) -> str:
-    """One line for a criterion dict (``statistic; threshold; tolerance; seeds``); a string passes through."""
+    """One line for a criterion mapping (``statistic: ...; threshold: ...; ...``); a string passes through."""
     if crit is None:
         return ""
     if isinstance(crit, str):
         return crit
-    return "; ".join(f"{k}: {crit[k]}" for k in ("statistic", "threshold", "tolerance", "seeds")
-                     if crit.get(k) not in (None, ""))
+    keys = [k for k in CRITERION_KEYS if k in crit] + [k for k in crit if k not in CRITERION_KEYS]
+    parts = []
+    for k in keys:
+        v = crit[k]
+        if v in (None, ""):
+            continue
+        if isinstance(v, dict):
+            v = ", ".join(f"{a}={b}" for a, b in v.items())
+        parts.append(f"{k}: {v}")
+    return "; ".join(parts)
 
 
 def _round(value: Any, digits: int = 4) -> Any:
