@@ -3,6 +3,7 @@
     rlvr-dynamics list                          registered notebooks, their claims and parameters
     rlvr-dynamics params NOTEBOOK               one notebook's parameters with defaults and help
     rlvr-dynamics run NOTEBOOK -p NAME VALUE …  rerun one notebook with new parameters (papermill)
+    rlvr-dynamics run NOTEBOOK --dry-run …      validate the notebook and parameters, print the plan, run nothing
     rlvr-dynamics run --all [--store]           rerun every notebook at default parameters
     rlvr-dynamics book [--execute stale|all|none]   build the Jupyter Book
     rlvr-dynamics scorecard                     print the verdict counts of the executed notebooks
@@ -53,6 +54,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.all and overrides:
         raise ValueError("-p/-r apply to one notebook; drop them with --all")
     out_dir = Path(args.out) if args.out else None
+    if args.dry_run:
+        from .book.registry import plan_run
+
+        plans = [plan_run(entry, overrides, store=args.store, out_dir=out_dir) for entry in targets]
+        for plan in plans:
+            print(f"would run {plan['notebook']} ({plan['path']})")
+            for name, value in plan["parameters"].items():
+                print(f"  {name} = {value!r}{'  (changed)' if name in plan['changed'] else ''}")
+            print(f"  executed copy and verdicts -> {plan['out_dir']}"
+                  + ("; also refreshes the committed notebook (--store)" if plan["store"] else ""))
+        print("dry run: nothing executed")
+        return 0
     for i, entry in enumerate(targets, 1):
         print(f"[{i}/{len(targets)}] {entry.id}", flush=True)
         path = run_notebook(entry, overrides, store=args.store, out_dir=out_dir, progress=not args.quiet)
@@ -108,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also refresh the committed notebook and its verdicts (nbval baseline; defaults only)")
     p.add_argument("--out", help="folder for the executed copy (default book/executed)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--dry-run", action="store_true",
+                   help="validate the notebook id and parameters, print what would run, execute nothing")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("book", help="build the Jupyter Book")

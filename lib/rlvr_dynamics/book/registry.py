@@ -227,6 +227,25 @@ def _provenance_cell(entry: NotebookEntry, used: dict[str, Any], defaults: dict[
     return cell
 
 
+def plan_run(entry: NotebookEntry, overrides: dict[str, Any] | None = None, *, store: bool = False,
+             out_dir: Path | None = None) -> dict[str, Any]:
+    """Validate a run of ``entry`` without executing anything (``rlvr-dynamics run --dry-run``).
+
+    Checks what :func:`run_notebook` checks before it starts (parameter names and types, ``store`` only with
+    defaults) and returns ``{"notebook", "path", "overrides", "parameters", "changed", "out_dir", "store"}``:
+    ``overrides`` are the coerced values given, ``parameters`` every parameter as the run would use it,
+    ``changed`` the names that differ from the defaults. Raises ValueError like ``run_notebook``.
+    """
+    params = coerce_parameters(entry, overrides or {})
+    defaults = {k: v["default"] for k, v in notebook_parameters(entry).items()}
+    changed = [k for k, v in params.items() if defaults[k] != v]
+    if store and changed:
+        raise ValueError("store=True (--store) refreshes the committed nbval baseline and is only allowed "
+                         f"with default parameters; got overrides {params}")
+    return {"notebook": entry.id, "path": entry.path, "overrides": params, "parameters": {**defaults, **params},
+            "changed": changed, "out_dir": Path(out_dir or BOOK_DIR / "executed"), "store": store}
+
+
 def run_notebook(entry: NotebookEntry, overrides: dict[str, Any] | None = None, *, store: bool = False,
                  out_dir: Path | None = None, progress: bool = True, timeout_s: int = 1800) -> Path:
     """Execute ``entry`` with ``overrides`` (validated); return the path of the executed copy.
