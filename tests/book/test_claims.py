@@ -180,6 +180,10 @@ def test_new_verdicts_and_context_flag():
     for v in ("CONSISTENT", "INCONCLUSIVE"):
         with pytest.raises(ValueError, match="needs a reason"):
             claims.Claim("P1-C9", "r2", verdict=v)
+    with pytest.raises(ValueError, match="computed number"):
+        claims.Claim("P1-C9", "r2", verdict="INCONCLUSIVE", reason="runs too noisy")
+    row = claims.Claim("P1-C9", "r2", verdict="INCONCLUSIVE", reason="noise ceiling 0.36 < 0.91").as_row()
+    assert row["verdict"] == "INCONCLUSIVE" and row["context"] is False
 
 
 def test_criterion_returns_the_preregistered_fields():

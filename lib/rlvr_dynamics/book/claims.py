@@ -156,7 +156,9 @@ class Claim:
     tolerance: Any = None
     """The tolerance used for the verdict, e.g. ``0.05`` or ``"rel 5%"``."""
     reason: str = ""
-    """Why this verdict, computed from the data: required for every verdict but PASS."""
+    """Why this verdict, computed from the data: required for every verdict but PASS; an INCONCLUSIVE reason must
+    hold at least one computed number (the noise ceiling, the families at 0, the fraction of steps outside the
+    hypotheses, ...)."""
     context: bool = False
     """True for a variant that is not the paper's algorithm or setting (outside the claim's scope): the row is shown
     as context and never decides the claim's verdict (see :func:`claim_verdicts`)."""
@@ -174,6 +176,10 @@ class Claim:
             raise ValueError(f"verdict {self.verdict!r} for {self.id} must be one of {VERDICTS}")
         if self.verdict != "PASS" and not self.reason.strip():
             raise ValueError(f"claim {self.id}: a {self.verdict} verdict needs a reason")
+        if self.verdict == "INCONCLUSIVE" and not any(ch.isdigit() for ch in self.reason):
+            raise ValueError(f"claim {self.id}: an INCONCLUSIVE reason must carry the computed number that shows "
+                             f"the test could not have seen the effect (e.g. 'noise ceiling 0.36 < R^2 target "
+                             f"0.91'); got {self.reason!r}")
         if not self.statement.strip():
             raise ValueError(f"claim {self.id}: statement must not be empty")
 
