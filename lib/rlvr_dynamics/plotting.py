@@ -2,39 +2,169 @@
 
 Colours are fixed per concept so that a reader can follow a quantity across chapters: ``COLORS["theory"]`` for
 closed forms and predictions, ``COLORS["measured"]`` for simulation or training data, ``REGIME_COLORS`` for the
-oscillator regimes of P1 §3.4, ``ALGO_COLORS`` for the P2 algorithms.
+oscillator regimes of P1 §3.4, ``ALGO_COLORS`` for the P2 algorithms, ``VERDICT_COLORS`` for the book's verdict
+badges. Every colour comes from one colour-blind-safe palette (Okabe & Ito 2008, :data:`PALETTE`).
+
+Sizes are chosen for the width at which the book shows a figure. The book's text column is about
+:data:`DISPLAY_WIDTH_PX` CSS pixels wide; a PNG saved at :data:`DPI` dots per inch is shown at its natural size up
+to that width and shrunk beyond it. A figure :data:`FIG_WIDTH` inches wide (``FIG_WIDTH * DPI`` ≤
+``DISPLAY_WIDTH_PX`` pixels) is therefore never shrunk, and text set at ≥ :data:`MIN_FONT_PT` points stays ≥ 10 pt
+on screen. Use :func:`figsize` for the size of a figure with 1 or 2 panels per row (never more: stack rows instead).
+
+In a notebook, ``use_style()`` also attaches to every displayed figure a small JSON audit
+(:data:`AUDIT_MIME`: size in inches, dpi, each axes' labels and the smallest font): the book's tests read it from
+the stored notebooks to check that every figure fits the column and every axis is labelled (:func:`figure_audit`).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib as mpl
 
-COLORS = {
-    "theory": "#1b1b1b",
-    "measured": "#0072B2",
-    "secondary": "#E69F00",
-    "tertiary": "#009E73",
-    "alert": "#D55E00",
-    "muted": "#999999",
+PALETTE = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+    "grey": "#999999",
 }
-REGIME_COLORS = {"overdamped": "#0072B2", "critical": "#009E73", "underdamped": "#E69F00", "unstable": "#D55E00"}
-ALGO_COLORS = {"reinforce": "#0072B2", "grpo": "#D55E00", "grpo_no_length_norm": "#CC79A7", "dr_grpo": "#009E73"}
-SEQUENCE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+"""The Okabe–Ito colour-blind-safe palette (plus grey): the only colours the book uses."""
+
+COLORS = {
+    "theory": PALETTE["black"],
+    "measured": PALETTE["blue"],
+    "secondary": PALETTE["orange"],
+    "tertiary": PALETTE["bluish_green"],
+    "alert": PALETTE["vermillion"],
+    "muted": PALETTE["grey"],
+}
+REGIME_COLORS = {"overdamped": PALETTE["blue"], "critical": PALETTE["bluish_green"],
+                 "underdamped": PALETTE["orange"], "unstable": PALETTE["vermillion"]}
+ALGO_COLORS = {"reinforce": PALETTE["blue"], "grpo": PALETTE["vermillion"],
+               "grpo_no_length_norm": PALETTE["reddish_purple"], "dr_grpo": PALETTE["bluish_green"]}
+VERDICT_COLORS = {"PASS": PALETTE["bluish_green"], "PARTIAL": PALETTE["orange"], "FAIL": PALETTE["vermillion"],
+                  "CONSISTENT": PALETTE["sky_blue"], "INCONCLUSIVE": PALETTE["grey"], "N/A": "#DDDDDD",
+                  "NOT TESTED": "#FFFFFF"}
+"""Badge colours of the verdicts (the badge always carries the word too: colour is never the only cue)."""
+SEQUENCE = [PALETTE[k] for k in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple", "sky_blue",
+                                 "black", "yellow")]
+"""Line colours in order (the axes' property cycle)."""
+
+DPI = 110
+"""Dots per inch of the PNGs stored in the notebooks."""
+DISPLAY_WIDTH_PX = 768
+"""Width of the book's text column at a 1400 px window, in CSS pixels (measured in Chromium)."""
+FIG_WIDTH = 6.9
+"""Default figure width in inches: 759 px at :data:`DPI`, so the book shows it at natural size."""
+MIN_FONT_PT = 10.0
+"""Smallest font size in points allowed in a figure (tick labels, legends, annotations)."""
+AUDIT_MIME = "application/vnd.rlvr-dynamics.figure-audit+json"
+"""MIME type of the figure audit attached to displayed figures (ignored by the book's renderer)."""
+
+
+def figsize(ncols: int = 1, nrows: int = 1, panel_aspect: float | None = None) -> tuple[float, float]:
+    """(width, height) in inches for ``nrows × ncols`` panels at the book's width; ``ncols`` must be 1 or 2.
+
+    ``panel_aspect`` is height/width of one panel (default 0.62 for one column, 0.8 for two).
+    """
+    if ncols not in (1, 2):
+        raise ValueError(f"ncols must be 1 or 2 (at most two panels per row, stack rows instead), got {ncols!r}")
+    if not (isinstance(nrows, int) and nrows >= 1):
+        raise ValueError(f"nrows must be an integer >= 1, got {nrows!r}")
+    aspect = panel_aspect if panel_aspect is not None else (0.62 if ncols == 1 else 0.8)
+    if not aspect > 0:
+        raise ValueError(f"panel_aspect must be > 0, got {panel_aspect!r}")
+    width = FIG_WIDTH
+    return width, round(nrows * aspect * width / ncols + 0.25, 2)
 
 
 def use_style() -> None:
-    """Apply the book's matplotlib style (colour-blind-safe palette, readable sizes, light grid, PNG at 110 dpi)."""
+    """Apply the book's matplotlib style (colour-blind-safe palette, ≥ 10 pt text at the book's width, light grid,
+    PNG at :data:`DPI`) and, inside IPython, attach the figure audit to every displayed figure."""
     mpl.rcParams.update({
-        "figure.figsize": (7.0, 4.0),
-        "figure.dpi": 110,
-        "savefig.dpi": 110,
+        "figure.figsize": (FIG_WIDTH, 3.6),
+        "figure.dpi": DPI,
+        "savefig.dpi": DPI,
         "figure.constrained_layout.use": True,
         "axes.grid": True,
         "grid.alpha": 0.3,
         "axes.spines.top": False,
         "axes.spines.right": False,
         "axes.prop_cycle": mpl.cycler(color=SEQUENCE),
-        "font.size": 10,
+        "image.cmap": "cividis",
+        "font.size": 10.5,
         "axes.titlesize": 11,
-        "legend.frameon": False,
+        "axes.labelsize": 10.5,
+        "xtick.labelsize": 10,
+        "ytick.labelsize": 10,
+        "legend.fontsize": 10,
+        "legend.title_fontsize": 10,
+        "figure.titlesize": 11.5,
+        "legend.frameon": True,
+        "legend.framealpha": 0.85,
+        "legend.edgecolor": "none",
         "lines.linewidth": 1.6,
     })
+    _register_audit()
+
+
+def figure_audit(fig: Any) -> dict[str, Any]:
+    """What the book's figure test checks, for one matplotlib figure.
+
+    Returns ``{"width_in", "height_in", "dpi", "min_font_pt", "axes": [{"xlabel", "ylabel", "title",
+    "x_ticklabels", "y_ticklabels", "colorbar"}, …]}``: an axis needs a label when its tick labels are shown
+    (a shared axis whose tick labels are hidden does not); ``min_font_pt`` is the smallest visible text size.
+    """
+    width, height = (float(x) for x in fig.get_size_inches())
+    axes = []
+    sizes = []
+    for ax in fig.get_axes():
+        if not ax.get_visible() or not ax.axison:
+            continue
+
+        def shown(labels) -> bool:
+            return any(t.get_visible() and t.get_text() for t in labels)
+
+        axes.append({"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "title": ax.get_title(),
+                     "x_ticklabels": shown(ax.get_xticklabels()), "y_ticklabels": shown(ax.get_yticklabels()),
+                     "colorbar": hasattr(ax, "_colorbar") or ax.get_label() == "<colorbar>"})
+        for t in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label, ax.title,
+                  *ax.texts]:
+            if t.get_visible() and t.get_text():
+                sizes.append(float(t.get_fontsize()))
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            sizes += [float(t.get_fontsize()) for t in legend.get_texts() if t.get_text()]
+    for t in fig.texts:
+        if t.get_visible() and t.get_text():
+            sizes.append(float(t.get_fontsize()))
+    return {"width_in": round(width, 3), "height_in": round(height, 3), "dpi": float(fig.dpi),
+            "min_font_pt": min(sizes) if sizes else None, "axes": axes}
+
+
+def _register_audit() -> None:
+    """Inside IPython, add :data:`AUDIT_MIME` (a JSON :func:`figure_audit`) to every displayed figure."""
+    try:
+        from IPython import get_ipython
+        from IPython.core.formatters import JSONFormatter
+        from matplotlib.figure import Figure
+        from traitlets import Unicode
+    except ImportError:  # pragma: no cover - IPython is part of the notebook stack
+        return
+    ip = get_ipython()
+    if ip is None or not hasattr(ip, "display_formatter"):
+        return
+    display = ip.display_formatter
+    if AUDIT_MIME not in display.formatters:
+        class _AuditFormatter(JSONFormatter):
+            format_type = Unicode(AUDIT_MIME)
+
+        formatter = _AuditFormatter(parent=display)
+        display.formatters[AUDIT_MIME] = formatter
+        if AUDIT_MIME not in display.active_types:
+            display.active_types = [*display.active_types, AUDIT_MIME]
+    display.formatters[AUDIT_MIME].for_type(Figure, figure_audit)
