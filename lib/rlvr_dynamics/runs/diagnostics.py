@@ -40,6 +40,12 @@ detector                   signal                                               
 =========================  ===================================================  =====================================
 
 A detector whose series the log lacks reports ``available=False`` (not a silent "no").
+
+Change after the first run on the committed failure runs (an implementation bug; no signal or threshold changed):
+the project's ``metrics.csv`` repeats the last evaluation on every row, so "two consecutive evaluations" were two
+consecutive rows; evaluations are now the rows where ``eval_step`` changes. The matrix before this fix is kept in
+``book/diagnose.md``. Known limit: the collapse detector tracks its peak from the first full smoothing window, so a
+collapse within the first W/2 steps (``p1-fail-instability-lr``) is invisible to it.
 """
 from __future__ import annotations
 
@@ -129,6 +135,17 @@ def _eval_column(log: RunLog):
     return None, None
 
 
+def _evaluation_rows(log: RunLog, e: np.ndarray) -> np.ndarray:
+    """Rows that hold a new evaluation: where ``eval_step`` changes when the log has that column (the project's
+    metrics.csv repeats the last evaluation on every row), else every row where the evaluation was logged."""
+    ok = np.isfinite(e)
+    es = log.series.get("eval_step")
+    if es is not None and np.isfinite(es).any():
+        prev = np.concatenate([[np.nan], es[:-1]])
+        ok &= np.isfinite(es) & (es != prev)
+    return np.flatnonzero(ok)
+
+
 def _smooth(y: np.ndarray, k: int) -> np.ndarray:
     """Trailing mean over the last k finite values at each finite position (NaN elsewhere)."""
     out = np.full(y.shape, np.nan)
@@ -173,7 +190,9 @@ def detect_reward_hacking(log: RunLog) -> Detection:
     r0 = _initial(r, w)
     sigma = step_sigma(r)
     delta_min = max(3 * sigma * math.sqrt(2 / w), 0.05 * float(np.nanmax(np.abs(r))))
-    eidx = np.flatnonzero(np.isfinite(e))
+    eidx = _evaluation_rows(log, e)
+    if eidx.size < 3:
+        return Detection("reward_hacking", False, False, None, f"fewer than 3 evaluations in {ename}", thr)
     e0 = float(e[eidx[0]])
     streak = 0
     for j in range(1, eidx.size):
