@@ -67,6 +67,10 @@ def test_record_rejects_duplicates_and_empty(tmp_path):
     c = claims.Claim("P1-C1", "x", verdict="PASS")
     with pytest.raises(ValueError, match="duplicate"):
         claims.record("nb", [c, c], out_dir=tmp_path)
+    # several evidence rows for one claim are fine when they say different things (e.g. a context variant)
+    other = claims.Claim("P1-C1", "y", verdict="FAIL", reason="variant", context=True)
+    claims.record("nb", [c, other], out_dir=tmp_path)
+    assert [r["statement"] for r in json.loads((tmp_path / "nb.claims.json").read_text())["claims"]] == ["x", "y"]
     with pytest.raises(ValueError, match="empty"):
         claims.record("nb", [], out_dir=tmp_path)
 

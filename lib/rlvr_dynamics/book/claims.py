@@ -216,10 +216,12 @@ def record(notebook: str, claims: Iterable[Claim | dict[str, Any]], *, out_dir: 
     items = [c if isinstance(c, Claim) else Claim(**c) for c in claims]
     if not items:
         raise ValueError(f"record({notebook!r}): claims must not be empty")
-    ids = [c.id for c in items]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    # One notebook may give several evidence rows for one claim (e.g. the paper's algorithm and a context variant),
+    # but never the same row twice: (id, statement) must be unique.
+    keys = [(c.id, c.statement) for c in items]
+    dupes = sorted({k[0] for k in keys if keys.count(k) > 1})
     if dupes:
-        raise ValueError(f"record({notebook!r}): duplicate claim ids {dupes}")
+        raise ValueError(f"record({notebook!r}): duplicate rows (same claim id and statement) for {dupes}")
     rows = [c.as_row() for c in items]
     target = Path(out_dir or os.environ.get(CLAIMS_DIR_ENV) or ".")
     target.mkdir(parents=True, exist_ok=True)
