@@ -5,8 +5,9 @@ The rule (fixed before it was run on ``../shared/grpo_logs``; developed on the p
 1. Fit the response laws (:mod:`.response_laws`) to the prefix; take the preferred law (BIC).
 2. **Current level** ``c``: persistence, the trailing mean of the last max(3, n/25) points of the prefix, with its
    standard error σ/√window.
-3. **Predicted change** ``Δ = law(target) − law(end of prefix)`` with its standard deviation ``s_Δ`` from the
-   parameter covariance (delta method). The forecast is ``c + w·Δ`` with the shrinkage weight
+3. **Predicted change** ``Δ = law(target) − mean of the law over the persistence window`` (so a perfect law
+   gives back exactly ``law(target)``: persistence's lag behind a rising curve is corrected) with its standard
+   deviation ``s_Δ`` from the parameter covariance (delta method). The forecast is ``c + w·Δ`` with the shrinkage weight
    ``w = Δ²/(Δ² + s_Δ²)``: a change the prefix pins down is applied in full, a change it cannot tell from zero
    is dropped (the forecast falls back to persistence). When the law's fit is ``at bound`` or ``failed``, ``w``
    is additionally halved, resp. set to 0.
@@ -97,18 +98,17 @@ def forecast(steps, reward, target_steps, *, reward_bounds: tuple[float, float] 
         law_name = fit.law
         try:
             m_t, lo_t, hi_t = fit.predict_interval(target)
-            both = np.concatenate([target, [t[-1]]])
-            mean_all = fit.predict(both)
-            law_value = float(np.mean(mean_all[:-1]))
-            # Δ and its sd: gradient of (mean over target − value at the prefix end)
+            tw = t[-win:]
+            law_value = float(np.mean(fit.predict(target)))
+            # Δ and its sd: gradient of (law's mean over the target − law's mean over the persistence window)
             g = None
             if fit._cov is not None:
                 from .response_laws import _jacobian
-                s = (both - fit.t0) / fit._window
-                jac = _jacobian(fit.law, fit._theta, s)
-                g = jac[:-1].mean(0) - jac[-1]
-            end_level = float(fit.predict(np.array([t[-1]]))[0])
-            delta = law_value - end_level
+                jt = _jacobian(fit.law, fit._theta, (target - fit.t0) / fit._window)
+                jw = _jacobian(fit.law, fit._theta, (tw - fit.t0) / fit._window)
+                g = jt.mean(0) - jw.mean(0)
+            anchor = float(np.mean(fit.predict(tw)))
+            delta = law_value - anchor
             # the law's level at the prefix end is replaced by persistence: Δ is the law's predicted change
             s_delta = math.sqrt(max(float(g @ fit._cov @ g), 0.0)) if g is not None else abs(delta)
             if math.isfinite(delta) and math.isfinite(s_delta):

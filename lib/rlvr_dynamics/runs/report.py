@@ -87,49 +87,166 @@ def fit_laws(log: RunLog, *, reward_bounds="auto", seed: int = 0) -> dict[str, A
 
 
 def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int | None = None,
-            forecast_steps: list[int] | None = None, reward_bounds="auto", seed: int = 0) -> dict[str, Any]:
-    """Fit both laws to ``log``'s reward curve (:func:`fit_laws`) and return a JSON-ready report (module docstring)."""
-    from ..p1 import laws
+            forecast_steps: list[int] | None = None, reward_bounds="auto", seed: int = 0,
+            p1_laws: bool = True, diagnostics: bool = True) -> dict[str, Any]:
+    """Fit ``log``'s reward curve and return a JSON-ready report (module docstring).
 
+    Keys: ``fits``/``preferred_law``/``delta_aic``/``delta_bic``/``features``/``oscillator`` — P1's three-phase and
+    single-exponential reference fits (:func:`fit_laws`, the notebooks' fit; skipped with ``p1_laws=False``, they
+    take most of the time); ``noise`` — σ and the noise ceiling; ``response`` — the second-order response laws in
+    every regime (:mod:`.response_laws`) with ζ, C/K and, given ``refresh_interval``, the stability margin, each
+    with an 80 % interval; ``forecast``/``forecast_interval`` — the reward at ``forecast_steps`` (:mod:`.forecast`)
+    and its 80 % prediction interval; ``plateau``; ``diagnostics`` — P1's four detectors and the collapse warning
+    (:mod:`.diagnostics`). ValueError when ``momentum`` is given without ``refresh_interval`` (it would be ignored).
+    """
+    from ..p1 import laws
+    from . import diagnostics as diag
+    from . import response_laws as rl
+    from .forecast import forecast as make_forecast
+
+    if momentum is not None and refresh_interval is None:
+        raise ValueError(f"momentum={momentum!r} needs refresh_interval (K_ref = steps_per_generation × "
+                         "num_iterations): without it the oscillator reading cannot use it")
+    if refresh_interval is not None:
+        check_int("refresh_interval", refresh_interval, 1)
+    if momentum is not None:
+        check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+    for s in forecast_steps or []:
+        check_int("forecast step", s, 0)
     steps, reward = log.reward_curve()
     t = steps - steps[0]
-    comparison = fit_laws(log, reward_bounds=reward_bounds, seed=seed)
-    three, single = comparison["three_phase"], comparison["single_exponential"]
+    bounds = resolve_reward_bounds(reward, reward_bounds)
     report: dict[str, Any] = {
         "source": log.source, "reward_column": log.reward_column, "n_points": int(len(t)),
         "first_step": int(steps[0]), "last_step": int(steps[-1]),
-        "reward_bounds": resolve_reward_bounds(reward, reward_bounds),
-        "fits": {name: _fit_dict(fit) for name, fit in (("three_phase", three), ("single_exponential", single))},
-        "preferred_law": comparison["winner"], "delta_aic": comparison["delta_aic"],
-        "delta_bic": comparison["delta_bic"],
-        "features": {name: laws.features(fit) for name, fit in (("three_phase", three), ("single_exponential",
-                                                                                            single))},
+        "reward_bounds": bounds,
     }
-    p = three.params
-    if three.reliable and "t_slow" in p and "t_fast" in p:
-        report["oscillator"] = asdict(read_oscillator(p["t_slow"], p["t_fast"], momentum, refresh_interval))
+    if p1_laws:
+        comparison = fit_laws(log, reward_bounds=reward_bounds, seed=seed)
+        three, single = comparison["three_phase"], comparison["single_exponential"]
+        report.update({
+            "fits": {name: _fit_dict(fit) for name, fit in (("three_phase", three), ("single_exponential", single))},
+            "preferred_law": comparison["winner"], "delta_aic": comparison["delta_aic"],
+            "delta_bic": comparison["delta_bic"],
+            "features": {name: laws.features(fit) for name, fit in (("three_phase", three),
+                                                                    ("single_exponential", single))},
+        })
+        p = three.params
+        if three.reliable and not _at_bound(three) and "t_slow" in p and "t_fast" in p:
+            report["oscillator"] = asdict(read_oscillator(p["t_slow"], p["t_fast"], momentum, refresh_interval))
+    sigma = rl.step_sigma(reward)
+    rise = float(np.ptp(reward))
+    report["noise"] = {"sigma": sigma, "sigma_plain": rl.step_sigma(reward, robust=False),
+                       "noise_ceiling": rl.noise_ceiling_of(reward, sigma),
+                       "noise_over_range": sigma / rise if rise > 0 else None}
+    resp = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
+    pref = resp["preferred"]
+    response: dict[str, Any] = {"preferred": pref, "laws": {name: resp[name].to_dict() for name in rl.LAW_NAMES}}
+    if pref is not None:
+        best = resp[pref]
+        reading = {"law": pref, "regime": best.regime, "status": best.status,
+                   "damping_ratio": best.to_dict()["damping_ratio"],
+                   "damping_ratio_80": best.to_dict()["damping_ratio_80"],
+                   "damping_over_stiffness": best.to_dict()["damping_over_stiffness"],
+                   "meaning": _regime_meaning(best)}
+        if refresh_interval is not None:
+            reading["stability"] = rl.stability_margin(best.damping_over_stiffness, best.damping_over_stiffness_sd,
+                                                       refresh_interval)
+            if momentum is not None and math.isfinite(best.damping_over_stiffness) and \
+                    best.damping_over_stiffness + refresh_interval > 0:
+                reading["eta_curvature"] = (1 - momentum) / (best.damping_over_stiffness + refresh_interval)
+        response["reading"] = reading
+        report["plateau"] = {"value": best.params.get("r_inf"), "sd": best.stderr.get("r_inf"),
+                             "law": pref, "status": best.status}
+    report["response"] = response
     if forecast_steps:
-        best = single if report["preferred_law"] == "single_exponential" or not three.reliable else three
-        report["forecast_law"] = best.law
+        report["forecast_law"] = pref
+        report["forecast"], report["forecast_interval"] = {}, {}
         for s in forecast_steps:
-            check_int("forecast step", s, 0)
-        report["forecast"] = {int(s): float(best.predict(np.array([s - steps[0]], dtype=float))[0])
-                              for s in forecast_steps}
+            fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
+            report["forecast"][int(s)] = fc.value
+            report["forecast_interval"][int(s)] = [fc.low, fc.high]
+    if diagnostics:
+        margin = response.get("reading", {}).get("stability")
+        dets = diag.diagnose(log, response=resp, margin=margin, reward_bounds=bounds)
+        report["diagnostics"] = {name: d.to_dict() for name, d in dets.items()}
     return report
 
 
+def _regime_meaning(fit) -> str:
+    """One sentence on what the preferred law says about the run."""
+    iv = fit.damping_ratio_interval
+    if fit.regime == "first-order":
+        return "first-order rise to a plateau (no inertia resolved): stable, no oscillation"
+    if fit.regime == "overdamped":
+        return "overdamped (ζ ≥ 1): slow start, then a monotone approach to the plateau; stable"
+    if fit.regime == "critical":
+        return "critically damped (ζ = 1): the fastest approach without overshoot"
+    if fit.regime == "underdamped":
+        sure = iv is not None and iv[0] > 0
+        return ("underdamped (0 < ζ < 1): the reward overshoots and oscillates around its plateau; stable" +
+                ("" if sure else "; the 80 % interval of ζ reaches 0, so growth is not excluded"))
+    if fit.regime == "growing":
+        sure = iv is not None and iv[1] < 0
+        return ("growing oscillation (ζ < 0): dynamically unstable in P1's linear model" +
+                ("" if sure else "; the 80 % interval of ζ reaches above 0, so this is not established"))
+    return fit.regime
+
+
+def to_jsonable(obj):
+    """Strict-JSON version of a report: NaN/inf → None, numpy scalars → Python, tuples → lists, keys → str."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
+def _at_bound(fit) -> bool:
+    """A P1 fit with a parameter at (or within 0.2 % of) its bound: the message says so, or T_f/T_s ≥ 0.998
+    (ζ = 1 to three digits) or ≤ 0.002 (ζ ≳ 11, T_f below resolution)."""
+    if "at a bound" in (fit.message or ""):
+        return True
+    p = fit.params
+    if fit.law == "three_phase" and p.get("t_slow", 0) > 0 and math.isfinite(p.get("t_fast", math.nan)):
+        q = min(p["t_slow"], p["t_fast"]) / max(p["t_slow"], p["t_fast"])
+        return q >= 0.998 or q <= 0.002
+    return False
+
+
 def _fit_dict(fit) -> dict[str, Any]:
+    """A P1 reference fit; a parameter at its bound (e.g. T_f/T_s, which makes ζ exactly 1 or ~500) makes it
+    ``"at bound"`` and not reliable, whatever ``FitResult.reliable`` says."""
+    status = "at bound" if _at_bound(fit) else ("reliable" if fit.reliable else "unreliable")
+    message = fit.message
+    if status == "at bound" and "at a bound" not in message:
+        message = ("t_fast/t_slow within 0.2 % of its bound (critical damping ζ = 1, or T_f below one step): ζ is "
+                   "not identified by this family; read the response laws")
     return {"params": {k: float(v) for k, v in fit.params.items()}, "r2": fit.r2, "aic": fit.aic, "bic": fit.bic,
-            "residual_std": fit.residual_std, "reliable": bool(fit.reliable), "message": fit.message}
+            "residual_std": fit.residual_std, "reliable": status == "reliable", "status": status,
+            "message": message}
 
 
 def format_report(report: dict[str, Any]) -> str:
     """Human-readable summary of :func:`fit_run`'s report."""
     lines = [f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
              f"steps {report['first_step']}–{report['last_step']})"]
+    if "fits" in report:
+        lines += _format_p1(report)
+    return _format_rest(report, lines)
+
+
+def _format_p1(report: dict[str, Any]) -> list[str]:
+    lines = ["  P1 reference fits (multi-start, the notebooks' fit):"]
     for name, fit in report["fits"].items():
         params = ", ".join(f"{k}={v:.4g}" for k, v in fit["params"].items())
-        flag = "" if fit["reliable"] else f"  [unreliable: {fit['message']}]"
+        flag = "" if fit["reliable"] else f"  [{fit.get('status', 'unreliable')}: {fit['message']}]"
         lines.append(f"  {name:19s} R²={fit['r2']:.4f}  AIC={fit['aic']:.1f}  BIC={fit['bic']:.1f}  {params}{flag}")
     lines.append(f"  preferred law (BIC, |Δ| > 2): {report['preferred_law']} (ΔAIC={report['delta_aic']:.1f}, "
                  f"ΔBIC={report['delta_bic']:.1f}; negative favours the three-phase law)")
@@ -144,6 +261,58 @@ def format_report(report: dict[str, Any]) -> str:
         if osc.get("eta_curvature") is not None:
             lines.append(f"  implied ηK={osc['eta_curvature']:.4g}; stability margin ηK·K_ref/(1−μ)="
                          f"{osc['stability_margin']:.4g} (unstable at ≥ 1)")
+    return lines
+
+
+def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
+    noise = report.get("noise")
+    if noise:
+        lines.append(f"  step noise σ={_f(noise['sigma'])} (σ/range={_f(noise['noise_over_range'])}); noise ceiling "
+                     f"on R²: {_f(noise['noise_ceiling'])} (no law can explain more)")
+    resp = report.get("response")
+    if resp:
+        lines.append("  second-order response laws (weighted by 1/σ²; 80 % intervals):")
+        for name, fit in resp["laws"].items():
+            params = ", ".join(f"{k}={_f(v)}" + (f"±{_f(fit['stderr'].get(k))}" if fit["stderr"].get(k) else "")
+                               for k, v in fit["params"].items())
+            mark = "*" if name == resp["preferred"] else " "
+            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {_f(fit['noise_ceiling'])})"
+                         f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
+            for note in fit["notes"]:
+                lines.append(f"        {fit['status']}: {note}")
+        reading = resp.get("reading")
+        if reading:
+            iv = reading["damping_ratio_80"]
+            lines.append(f"  reading ({reading['law']}, {reading['status']}): {reading['meaning']}; ζ="
+                         f"{_f(reading['damping_ratio'])}" + (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
+                         f", C/K={_f(reading['damping_over_stiffness'])} steps")
+            st = reading.get("stability")
+            if st:
+                iv = st["margin_80"]
+                lines.append(f"  stability margin ηK·K_ref/(1−μ) = {_f(st['margin'])}" +
+                             (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
+                             f" (unstable at ≥ 1): unstable = {st['unstable']}")
+    plateau = report.get("plateau")
+    if plateau:
+        lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
+                     f" ({plateau['law']}, {plateau['status']})")
     for step, value in report.get("forecast", {}).items():
-        lines.append(f"  forecast at step {step} ({report['forecast_law']}): {value:.4f}")
+        iv = report.get("forecast_interval", {}).get(step)
+        lines.append(f"  forecast at step {step}: {value:.4f}" +
+                     (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else ""))
+    dets = report.get("diagnostics")
+    if dets:
+        lines.append("  diagnostics (P1-C13; rules in rlvr_dynamics.runs.diagnostics):")
+        for name, d in dets.items():
+            state = "n/a (" + d["signal"] + ")" if not d["available"] else \
+                (f"FIRES at step {d['step']}" if d["fired"] else "quiet")
+            lines.append(f"    {name:22s} {state}")
     return "\n".join(lines)
+
+
+def _f(x, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    return f"{x:.{digits}g}" if math.isfinite(x) else str(x)

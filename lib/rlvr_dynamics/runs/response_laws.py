@@ -237,7 +237,8 @@ class ResponseFit:
     n: int
     k: int
     status: str
-    """``reliable``, ``at bound`` or ``failed``."""
+    """``reliable``, ``at bound`` (a parameter at its bound), ``unreliable`` (a time scale's standard error exceeds
+    its value) or ``failed``."""
     notes: list[str] = field(default_factory=list)
     """Why the status is what it is (which parameter is at which bound and what that means)."""
     t0: float = 0.0
@@ -485,6 +486,11 @@ def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] 
         status = "at bound"
     if fixed[:2].any() and status == "reliable":
         status = "at bound"
+    for nm in ("timescale", "t_slow", "t_fast", "omega_d"):
+        v, e = params.get(nm), stderr.get(nm)
+        if v is not None and e is not None and e > abs(v) and status == "reliable":
+            status = "unreliable"
+            notes.append(f"{nm} = {v:.4g} ± {e:.4g}: not identified (uncertainty larger than the value)")
     if not math.isfinite(r2) or r2 < 0:
         status = "failed"
         notes.append("the fit is worse than a constant")
