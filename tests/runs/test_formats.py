@@ -1,0 +1,273 @@
+"""Every input format gives the same RunLog; every bad input is one line naming the file (exit 2 from the CLI)."""
+from __future__ import annotations
+
+import json
+import math
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.cli import main
+from rlvr_dynamics.runs.logs import load_log
+
+STEPS = [1, 2, 3, 4, 5, 6, 7, 8]
+REWARDS = [0.1, 0.2, 0.35, 0.5, 0.6, 0.65, 0.7, 0.72]
+
+
+def _assert_same(log, column="reward"):
+    assert log.reward_column == column
+    np.testing.assert_array_equal(log.steps, STEPS)
+    np.testing.assert_allclose(log.reward, REWARDS, rtol=1e-6)
+
+
+def test_wandb_ui_csv_export(tmp_path):
+    p = tmp_path / "wandb_export.csv"
+    p.write_text('"Step","run-7 - train/reward","run-7 - train/reward__MIN","run-7 - train/reward__MAX"\n' +
+                 "".join(f"{s},{r},{r - 0.1},{r + 0.1}\n" for s, r in zip(STEPS, REWARDS)))
+    log = load_log(p)
+    _assert_same(log, "train/reward")
+    assert set(log.series) == {"train/reward"}
+
+
+def test_tensorboard_ui_csv_export(tmp_path):
+    p = tmp_path / "run_train_reward.csv"
+    p.write_text("Wall time,Step,Value\n" + "".join(f"{1.7e9 + s},{s},{r}\n" for s, r in zip(STEPS, REWARDS)))
+    _assert_same(load_log(p), "run_train_reward")
+
+
+def test_step_column_is_case_insensitive(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("Global_Step,Reward\n" + "".join(f"{s},{r}\n" for s, r in zip(STEPS, REWARDS)))
+    _assert_same(load_log(p), "Reward")
+
+
+def test_trl_output_dir_reads_the_latest_checkpoint(tmp_path):
+    for n, upto in ((4, 4), (8, 8)):
+        ck = tmp_path / f"checkpoint-{n}"
+        ck.mkdir()
+        hist = [{"step": s, "reward": r, "epoch": s / 8} for s, r in zip(STEPS[:upto], REWARDS[:upto])]
+        (ck / "trainer_state.json").write_text(json.dumps({"global_step": n, "log_history": hist}))
+    (tmp_path / "checkpoint-10-tmp").mkdir()   # not a checkpoint with a state
+    _assert_same(load_log(tmp_path))
+
+
+def test_verl_console_log(tmp_path):
+    p = tmp_path / "train.log"
+    lines = ["INFO: starting", "(main_task pid=42) Training from scratch"]
+    lines += [f"(main_task pid=42) step:{s} - actor/entropy:0.5 - critic/score/mean:{r} - timing_s/gen:1.25"
+              for s, r in zip(STEPS, REWARDS)]
+    p.write_text("\n".join(lines) + "\n")
+    log = load_log(p)
+    _assert_same(log, "critic/score/mean")
+    assert log.diagnostic("entropy") is not None
+
+
+def test_mlflow_file_store(tmp_path):
+    run = tmp_path / "mlruns" / "0" / "abc123"
+    (run / "metrics" / "train").mkdir(parents=True)
+    (run / "metrics" / "train" / "reward").write_text(
+        "".join(f"{1700000000000 + s} {r} {s}\n" for s, r in zip(STEPS, REWARDS)))
+    (run / "metrics" / "loss").write_text("".join(f"{1700000000000 + s} 0.5 {s}\n" for s in STEPS))
+    _assert_same(load_log(run), "train/reward")
+    _assert_same(load_log(run / "metrics" / "train" / "reward"), "reward")
+
+
+def test_mlflow_real_writer(tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    mlflow.set_tracking_uri(f"file://{tmp_path}/mlruns")
+    with mlflow.start_run() as run:
+        for s, r in zip(STEPS, REWARDS):
+            mlflow.log_metric("reward", r, step=s)
+    folder = tmp_path / "mlruns" / run.info.experiment_id / run.info.run_id
+    _assert_same(load_log(folder))
+
+
+# --- TensorBoard: a byte-exact event file (TFRecord framing + Event/Summary protobuf), as SummaryWriter writes ---
+
+def _masked_crc(data: bytes) -> int:
+    crc = zlib.crc32(data) & 0xFFFFFFFF   # (CRC-32C in TF; the reader does not check it)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def _ld(num: int, payload: bytes) -> bytes:
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _event(step: int, tag: str, value: float, *, tensor: bool = False) -> bytes:
+    if tensor:   # TF2 writers: Summary.Value.tensor (TensorProto dtype=DT_FLOAT, float_val)
+        proto = _varint(1 << 3 | 0) + _varint(1) + _ld(5, struct.pack("<f", value))
+        val = _ld(1, tag.encode()) + _ld(8, proto)
+    else:        # simple_value
+        val = _ld(1, tag.encode()) + _varint(2 << 3 | 5) + struct.pack("<f", value)
+    ev = _varint(1 << 3 | 1) + struct.pack("<d", 1.7e9 + step) + _varint(2 << 3 | 0) + _varint(step) + _ld(5, _ld(1, val))
+    header = struct.pack("<Q", len(ev))
+    return header + struct.pack("<I", _masked_crc(header)) + ev + struct.pack("<I", _masked_crc(ev))
+
+
+@pytest.mark.parametrize("tensor", [False, True])
+def test_tensorboard_event_file(tmp_path, tensor):
+    version = _varint(1 << 3 | 1) + struct.pack("<d", 1.7e9) + _ld(3, b"brain.Event:2")
+    head = struct.pack("<Q", len(version))
+    data = head + struct.pack("<I", 0) + version + struct.pack("<I", 0)
+    data += b"".join(_event(s, "train/reward", r, tensor=tensor) for s, r in zip(STEPS, REWARDS))
+    p = tmp_path / "events.out.tfevents.1700000000.host.1.0"
+    p.write_bytes(data)
+    _assert_same(load_log(p), "train/reward")
+    _assert_same(load_log(tmp_path), "train/reward")   # a log directory
+    p.write_bytes(data[:-7])
+    with pytest.raises(ValueError, match="truncated TensorBoard record"):
+        load_log(p)
+
+
+def test_tensorboard_real_writer(tmp_path):
+    tb = pytest.importorskip("torch.utils.tensorboard", exc_type=ImportError)
+    writer = tb.SummaryWriter(str(tmp_path))
+    for s, r in zip(STEPS, REWARDS):
+        writer.add_scalar("train/reward", r, s)
+    writer.close()
+    _assert_same(load_log(tmp_path), "train/reward")
+
+
+# --- errors --------------------------------------------------------------------------------------------------------
+
+def test_non_utf8_names_the_file(tmp_path):
+    p = tmp_path / "latin1.csv"
+    p.write_bytes("step,reward\n1,0.1\n2,0.2 ü\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"{p.name}: not UTF-8 text \(invalid byte 0xfc"):
+        load_log(p)
+
+
+def test_repeated_step_with_different_values_is_an_error_naming_both_lines(tmp_path):
+    p = tmp_path / "dup.csv"
+    p.write_text("step,reward\n1,0.1\n2,0.2\n2,0.3\n3,0.4\n")
+    with pytest.raises(ValueError, match=r"dup.csv: line 4: step 2 is repeated \(.*line 3\) with a different 'reward'"):
+        load_log(p)
+    p.write_text("step,reward,eval_reward\n1,0.1,\n2,0.2,\n2,,0.5\n3,0.4,\n")   # disjoint columns: merged
+    log = load_log(p)
+    assert log.series["eval_reward"][1] == 0.5 and log.reward[1] == 0.2
+
+
+def test_extra_fields_name_the_line(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("step,reward\n1,0.1\n2,0.2,9\n")
+    with pytest.raises(ValueError, match="bad.csv: line 3 has 3 fields, the header has 2"):
+        load_log(p)
+
+
+def _cli(capsys, *args):
+    rc = main(["fit", *map(str, args)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_json_is_strict_and_forecast_does_not_swallow_the_log(tmp_path, capsys):
+    p = tmp_path / "m.csv"
+    y = laws_curve = [0.2 + 0.5 * (1 - math.exp(-s / 30)) for s in range(1, 121)]
+    p.write_text("step,reward,entropy\n" + "".join(f"{s},{r},\n" for s, r in zip(range(1, 121), laws_curve)))
+    rc, out, err = _cli(capsys, "--forecast", 200, 400, p, "--json", "--quick")
+    assert rc == 0, err
+    assert "NaN" not in out and "Infinity" not in out
+    report = json.loads(out)
+    assert set(report["forecast"]) == {"200", "400"}
+    lo, hi = report["forecast_interval"]["400"]
+    assert lo <= report["forecast"]["400"] <= hi
+    assert report["forecast"]["400"] == pytest.approx(0.7, abs=0.01)
+    del y
+
+
+def test_cli_momentum_without_refresh_interval_is_an_error(tmp_path, capsys):
+    p = tmp_path / "m.csv"
+    p.write_text("step,reward\n" + "".join(f"{s},{0.1 + 0.01 * s}\n" for s in range(1, 30)))
+    rc, out, err = _cli(capsys, p, "--momentum", 0.9)
+    assert rc == 2 and "--momentum needs --refresh-interval" in err
+
+
+# --- fuzz ------------------------------------------------------------------------------------------------------------
+
+def _base_files() -> list[tuple[str, bytes]]:
+    rows = list(zip(range(1, 41), np.linspace(0.1, 0.8, 40)))
+    csv_ = ("step,reward,entropy\n" + "".join(f"{s},{r:.4f},{1 - r:.3f}\n" for s, r in rows)).encode()
+    jsonl = "\n".join(json.dumps({"step": s, "data": {"critic/score/mean": r}}) for s, r in rows).encode()
+    state = json.dumps({"log_history": [{"step": s, "reward": r} for s, r in rows]}).encode()
+    console = "\n".join(f"step:{s} - critic/score/mean:{r:.4f} - actor/entropy:0.5" for s, r in rows).encode()
+    mlflow = "".join(f"170000000{s:04d} {r:.4f} {s}\n" for s, r in rows).encode()
+    return [("csv", csv_), ("jsonl", jsonl), ("json", state), ("log", console), ("reward", mlflow)]
+
+
+def _mutate(data: bytes, rng: np.random.Generator) -> bytes:
+    kind = int(rng.integers(12))
+    n = len(data)
+    i = int(rng.integers(0, max(n, 1)))
+    if kind == 0:
+        return data[:i]                                                        # truncated
+    if kind == 1:
+        return data[:i] + bytes(rng.integers(0, 256, int(rng.integers(1, 8)), dtype=np.uint8)) + data[i:]
+    if kind == 2:
+        return data[:i] + b"\xff\xfe" + data[i:]                               # invalid UTF-8
+    if kind == 3:
+        lines = data.split(b"\n")
+        j = int(rng.integers(len(lines)))
+        return b"\n".join(lines[:j] + [lines[j]] + lines[j:])                  # a duplicated line
+    if kind == 4:
+        return data.replace(b"0.", rng.choice([b"x.", b"nan", b"1e999", b"-", b""]), int(rng.integers(1, 5)))
+    if kind == 5:
+        return data.replace(b"step", rng.choice([b"stp", b"", b"Step", b"s,t"]), 1)
+    if kind == 6:
+        return b"[" * int(rng.integers(1, 5000)) + data[:i]                    # deep nesting
+    if kind == 7:
+        return data[:i] + b"\x00" + data[i:]
+    if kind == 8:
+        return data.replace(b",", b",,", int(rng.integers(1, 4)))
+    if kind == 9:
+        return data.replace(b"\n", b"\r", int(rng.integers(1, 10)))
+    if kind == 10:
+        return bytes(rng.integers(0, 256, int(rng.integers(0, 64)), dtype=np.uint8))
+    return data.replace(b"1", b"-1", int(rng.integers(1, 10))).replace(b'"', b"", int(rng.integers(0, 3)))
+
+
+def test_fuzz_bad_files_give_one_value_error_naming_the_file(tmp_path):
+    """≥ 1,000 generated broken logs: each loads or raises ValueError naming the file — nothing else escapes."""
+    rng = np.random.default_rng(0)
+    bases = _base_files()
+    loaded = failed = 0
+    for k in range(1200):
+        ext, data = bases[k % len(bases)]
+        p = tmp_path / f"f{k}.{ext}"
+        p.write_bytes(_mutate(data, rng))
+        try:
+            log = load_log(p)
+        except ValueError as exc:
+            msg = str(exc)
+            assert str(p) in msg and "\n" not in msg, (p.read_bytes()[:200], msg)
+            failed += 1
+        else:
+            assert np.isfinite(log.reward).sum() >= 2 and np.all(np.diff(log.steps) > 0)
+            loaded += 1
+    assert failed > 300 and loaded > 100
+
+
+def test_fuzz_through_the_cli_exit_2_and_no_traceback(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    bases = _base_files()
+    for k in range(60):
+        ext, data = bases[k % len(bases)]
+        p = tmp_path / f"c{k}.{ext}"
+        p.write_bytes(_mutate(data, rng))
+        rc, out, err = _cli(capsys, p, "--quick", "--json")
+        assert rc in (0, 2), err
+        if rc == 2:
+            assert err.count("\n") == 1 and str(p) in err and "Traceback" not in err
+        else:
+            json.loads(out)
