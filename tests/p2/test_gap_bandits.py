@@ -71,3 +71,10 @@ def test_collapse_fraction():
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_step_condition_per_step_and_running_and_agree():
+    res = gb.simulate(gb.LogLinearBandit.many_armed(seed=0), ["reinforce"], [0.005, 3.0], group_size=None, n_steps=30)
+    now, always = res.step_condition[..., :-1, :], res.step_condition_always[..., 1:, :]
+    np.testing.assert_array_equal(always, np.logical_and.accumulate(now, axis=-2))
+    assert now[0, 0].all() and not now[0, 1].all() and not res.step_condition[..., -1, :].any()

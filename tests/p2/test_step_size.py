@@ -78,3 +78,62 @@ def test_empirical_critical_step_and_power_law():
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_bisection_locates_a_known_threshold_to_tolerance():
+    thresholds = np.array([[0.3, 2.0], [7.0, 55.0]])
+    calls = []
+
+    def collapsed(steps, idx):
+        calls.append(steps.size)
+        return steps > thresholds.ravel()[idx]
+
+    b = ss.bisect_critical_step_size(collapsed, np.full((2, 2), 0.1), 100.0, rel_tol=0.02)
+    assert b.bracketed.all() and b.estimate.shape == (2, 2)
+    assert np.all(b.relative_width <= 0.02)
+    assert np.all((b.low <= thresholds) & (thresholds < b.high))           # the bracket holds the true threshold
+    np.testing.assert_allclose(b.estimate, thresholds, rtol=0.02)
+    assert b.n_calls == len(calls) and calls[0] == 8                       # endpoints of all 4 brackets in one call
+    assert max(calls[1:]) == 4                                             # one vectorised call per iteration
+
+
+def test_bisection_unbracketed_and_nan_conventions_match_the_grid_estimate():
+    b = ss.bisect_critical_step_size(lambda e, i: e > 5.0, [1.0, 6.0, 0.5], [4.0, 9.0, 20.0])
+    assert np.isinf(b.estimate[0]) and np.isnan(b.estimate[1]) and np.isfinite(b.estimate[2])
+    assert b.bracketed.tolist() == [False, False, True]
+    eta = np.array([1.0, 2.0, 4.0, 8.0])
+    col = np.array([[False, False, True, True], [False, False, False, False], [True, True, True, True]])
+    low, high = ss.first_collapse_bracket(eta, col)
+    assert low[0] == 2.0 and high[0] == 4.0 and np.isinf(high[1]) and np.isnan(low[2])
+    b = ss.bisect_critical_step_size(lambda e, i: e > 3.0, low, high, rel_tol=1e-6, check_bracket=False)
+    assert b.estimate[0] == pytest.approx(3.0, rel=1e-6) and np.isinf(b.estimate[1]) and np.isnan(b.estimate[2])
+    # the grid estimate is the geometric midpoint of the same bracket
+    assert ss.empirical_critical_step_size(eta, col)[0] == pytest.approx(np.sqrt(low[0] * high[0]))
+
+
+def test_bisection_of_the_curved_instance_finds_eta_star_one():
+    def collapsed(steps, idx):
+        run = ss.curved_instance(steps, 2000)
+        return ss.is_collapsed(run.success_rate[:, -1], run.success_rate[:, 0])
+    b = ss.bisect_critical_step_size(collapsed, 0.5, 2.0, rel_tol=1e-3)
+    assert b.low < b.high and b.relative_width <= 1e-3
+    assert b.estimate == pytest.approx(1.0, abs=2e-3)           # multi-step threshold -> 1 as the horizon grows
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: ss.bisect_critical_step_size(lambda e, i: e > 1, 2.0, 1.0), "low and high"),
+    (lambda: ss.bisect_critical_step_size(lambda e, i: e > 1, 0.5, 2.0, rel_tol=0.0), "rel_tol"),
+    (lambda: ss.bisect_critical_step_size(lambda e, i: [True], [0.5, 0.6], 2.0), "one boolean"),
+    (lambda: ss.first_collapse_bracket([1.0, 1.0], [False, True]), "step_sizes"),
+])
+def test_bisection_invalid_inputs(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_curved_instance_schedule_scales_the_step():
+    run = ss.curved_instance([1.5], 50, schedule=np.full(50, 0.5))
+    np.testing.assert_allclose(run.step_sizes, 0.75)
+    assert run.success_rate[0, -1] > run.success_rate[0, 0]          # 0.75 < eta* = 1: rises
+    with pytest.raises(ValueError, match="schedule"):
+        ss.curved_instance([1.0], 10, schedule=np.ones(3))

@@ -89,3 +89,11 @@ def test_trap_model_collapses_above_and_converges_below_with_length_scaling():
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_token_sweep_pairwise_matches_the_cross_product():
+    m = tp.IIDTokenModel.trap(0.999, 0.2)
+    full = tp.simulate_token_sweep(m, [4, 16], [10.0, 300.0], "reinforce", 20)
+    pair = tp.simulate_token_sweep(m, [4, 16], [300.0, 10.0], "reinforce", 20, pairwise=True)
+    np.testing.assert_allclose(pair["success_rate"][0], full["success_rate"][0, 1])
+    np.testing.assert_allclose(pair["success_rate"][1], full["success_rate"][1, 0])

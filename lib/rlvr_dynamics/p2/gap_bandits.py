@@ -132,6 +132,9 @@ class SweepResult:
     step_condition_always: np.ndarray
     """(A, E, S, n_records, X): the Theorem-1 step condition η‖w‖²C_o ≤ [Δμ]₊ held at every step j < k."""
     group_size: int | None
+    step_condition: np.ndarray | None = None
+    """(A, E, S, n_records, X): the Theorem-1 step condition held at this recorded step (False at the final
+    record: no step taken). ``step_condition_always`` is its running AND over every step."""
 
     @property
     def mean_success_rate(self) -> np.ndarray:
@@ -230,6 +233,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     out_wn = np.full((r_n, n_rec), np.nan)
     out_eta = np.full((r_n, n_rec), np.nan)
     out_ok = np.empty((r_n, n_rec, x_n), bool)
+    out_now = np.zeros((r_n, n_rec, x_n), bool)
     m_cum = np.zeros((r_n, x_n))
     g2_cum = np.zeros(r_n)
     cond_ok = np.ones((r_n, x_n), bool)
@@ -316,8 +320,10 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
         if step_rule == "theorem1":
             admissible = np.where(wn2[:, None] > 0, np.maximum(dmu, 0.0) / (c_o * wn2[:, None] + 1e-300), 0.0)
             eta_k = eta_k * admissible.min(-1)
-        cond_ok &= (eta_k[:, None] * wn2[:, None] * c_o) <= np.maximum(dmu, 0.0) * (1 + 1e-12)
+        cond_now = (eta_k[:, None] * wn2[:, None] * c_o) <= np.maximum(dmu, 0.0) * (1 + 1e-12)
+        cond_ok &= cond_now
         if record:
+            out_now[:, rec_ptr] = cond_now
             out_dmu[:, rec_ptr] = dmu
             out_wn[:, rec_ptr] = np.sqrt(wn2)
             out_eta[:, rec_ptr] = eta_k
@@ -332,7 +338,8 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     return SweepResult(algorithms=algs, step_sizes=etas, steps=rec_steps, success_rate=shape5(out_j),
                        log_odds=shape5(out_l), cumulative_alignment=shape5(out_m), alignment=shape5(out_dmu),
                        grad_norm_sq_sum=shape5(out_g2), realised_step=shape5(out_eta), direction_norm=shape5(out_wn),
-                       step_condition_always=shape5(out_ok), group_size=group_size)
+                       step_condition_always=shape5(out_ok), group_size=group_size,
+                       step_condition=shape5(out_now))
 
 
 def collapse_fraction(final_success: Any, initial_success: Any, fraction: float = COLLAPSE_FRACTION) -> np.ndarray:

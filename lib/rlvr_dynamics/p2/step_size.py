@@ -9,14 +9,16 @@ from sweeps, and the token-level scaling law.
   [D, ours] the curvature grows as J → 1 so the local threshold of the gap direction is
   ``η*(θ) = e^{−κθ₂}`` ≈ ``e^{c}(1 − J)`` (κ = ε) — the §3.4 / §3.6 mechanism of fixed-η stagnation made exact.
 * :func:`empirical_critical_step_size` — the largest step of a sorted grid below the first collapse (open choice
-  §6.9: collapse means the final success rate fell below a floor).
+  §6.9: collapse means the final success rate fell below a floor); :func:`first_collapse_bracket` gives that bracket.
+* :func:`bisect_critical_step_size` — the one bisection of a threshold: refines brackets ``[stable, collapsed]``
+  (vectorised over many brackets) in log space until their relative width is below a tolerance.
 * :func:`fit_power_law` — log-log least squares for ``η_c ∝ T^α`` or ``∝ (1 − J)^β``.
 * :func:`token_level_step_bound` — Theorem-3 form ``(1 − J)[Δμ]₊ / (T (L + G²))`` (spec §3.6; constants [?]).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy.optimize import brentq
@@ -26,7 +28,8 @@ from . import gap as _gap
 from .._checks import as_finite_array, check_in_range, check_int
 
 __all__ = ["critical_step_size", "first_root", "CurvedRun", "curved_instance", "curved_instance_threshold",
-           "empirical_critical_step_size", "PowerLawFit", "fit_power_law", "token_level_step_bound"]
+           "empirical_critical_step_size", "first_collapse_bracket", "Bisection", "bisect_critical_step_size",
+           "PowerLawFit", "fit_power_law", "token_level_step_bound"]
 
 
 def critical_step_size(features: Any, theta: Any, correct: Any, direction: Any, *, eta_max: float = 1e3,
@@ -98,7 +101,7 @@ def curved_instance_threshold(theta2: Any = 0.0, curvature_growth: float = 0.0) 
 def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0, slope: float = 0.05,
                     curvature_growth: float = 0.0, theta0: tuple[float, float] = (0.5, 0.0),
                     algorithm: str = "gap", adaptive: float | None = None, noise: float = 0.0,
-                    seed: int | np.random.Generator = 0) -> CurvedRun:
+                    seed: int | np.random.Generator = 0, schedule: Any = None) -> CurvedRun:
     """Two-outcome policy ``π(correct) = J = σ(f(θ))``, ``f = c + εθ₂ − θ₁² e^{κθ₂}`` (P2 spec §3.5; κ > 0 [D]).
 
     The Gradient Gap is ``∇f`` (a two-outcome policy has scores ``(1−J)∇f`` and ``−J∇f``). Directions:
@@ -107,7 +110,8 @@ def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0,
     ``η_k = min(η, ρ·[Δμ_k]₊ / (‖w_k‖² L_k))`` with ``L_k = 2e^{κθ₂}`` the local curvature of f — the Theorem-1
     form of a step that adapts to alignment and curvature (ρ < 2 is stable). ``noise=σ`` adds gradient noise
     ``w = a(∇f + σξ)``, ξ ~ N(0, I) from ``seed`` (a stand-in for sampling noise: it keeps θ₁ off exact 0 so that an
-    unstable mode always regrows, as it does in sampled training). Vectorised over ``step_sizes``.
+    unstable mode always regrows, as it does in sampled training). ``schedule`` (n_steps,) factors multiply the
+    base step at each step (a decaying η_k = η·schedule[k]; None: constant). Vectorised over ``step_sizes``.
     With (c, ε, θ₀, κ) = (0, 0.05, (0.5, 0), 0) and 400 steps, η = 0.5, 0.9, 0.99 give J = 0.622, 0.711, 0.729.
     """
     eta = check_in_range("step_sizes", np.atleast_1d(step_sizes), 0.0, None)
@@ -123,6 +127,9 @@ def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0,
     if t0.shape != (2,):
         raise ValueError(f"theta0 must be a pair (theta1, theta2), got {theta0!r}")
     sigma = float(check_in_range("noise", noise, 0.0, None))
+    factors = np.ones(n_steps) if schedule is None else check_in_range("schedule", schedule, 0.0, None)
+    if factors.shape != (n_steps,):
+        raise ValueError(f"schedule must give one factor per step, shape ({n_steps},), got {factors.shape}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     e_n = eta.shape[0]
     th = np.empty((e_n, n_steps + 1, 2))
@@ -147,11 +154,11 @@ def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0,
             dmu[:, k] = (w * grad_f).sum(-1)
             g2[:, k] = (j * (1 - j)) ** 2 * (grad_f ** 2).sum(-1)
             thr[:, k] = np.where(a > 0, 1.0 / (a * h), np.inf)
-            step = eta.copy()
+            step = eta * factors[k]
             if rho is not None:
                 wn2 = (w ** 2).sum(-1)
                 safe = np.where(wn2 > 0, rho * np.maximum(dmu[:, k], 0) / (wn2 * 2.0 * h), np.inf)
-                step = np.minimum(eta, safe)
+                step = np.minimum(step, safe)
             steps[:, k] = step
             th[:, k + 1] = th[:, k] + step[:, None] * w
     ell = np.nan_to_num(ell, nan=-np.inf)
@@ -173,6 +180,111 @@ def is_collapsed(final_success: Any, initial_success: Any, fraction: float = COL
     j0 = check_in_range("initial_success", initial_success, 0.0, 1.0)
     f = float(check_in_range("fraction", fraction, 0.0, 1.0, low_inclusive=False, high_inclusive=False))
     return jf < f * j0
+
+
+def first_collapse_bracket(step_sizes: Any, collapsed: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The bracket ``(low, high)`` around the first collapse of a sweep: ``high`` is the first collapsed step of the
+    strictly increasing grid ``step_sizes`` (E,), ``low`` the grid step just below it. ``collapsed`` is (..., E).
+    Where the smallest step already collapses, ``low`` is ``nan``; where none collapses, ``high`` is ``inf``
+    (and ``low`` the largest step). The starting bracket of :func:`bisect_critical_step_size`."""
+    eta = check_in_range("step_sizes", step_sizes, 0.0, None, low_inclusive=False)
+    if eta.ndim != 1 or eta.size < 2 or np.any(np.diff(eta) <= 0):
+        raise ValueError("step_sizes must be a strictly increasing 1-D grid with >= 2 values")
+    col = np.asarray(collapsed, bool)
+    if col.shape[-1] != eta.size:
+        raise ValueError(f"collapsed must have shape (..., {eta.size}), got {col.shape}")
+    first = np.argmax(col, axis=-1)
+    anyc = col.any(-1)
+    high = np.where(anyc, eta[first], np.inf)
+    low = np.where(anyc, np.where(first == 0, np.nan, eta[np.maximum(first - 1, 0)]), eta[-1])
+    return low, high
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """Result of :func:`bisect_critical_step_size`; arrays share the shape of the brackets."""
+
+    low: np.ndarray
+    """Largest step evaluated as not collapsed (``nan`` where the starting ``low`` already collapsed)."""
+    high: np.ndarray
+    """Smallest step evaluated as collapsed (``inf`` where the starting ``high`` did not collapse)."""
+    estimate: np.ndarray
+    """The critical step: geometric midpoint ``sqrt(low·high)``; ``nan`` / ``inf`` where not bracketed."""
+    relative_width: np.ndarray
+    """``(high − low) / estimate`` (``nan`` where not bracketed)."""
+    bracketed: np.ndarray
+    """Boolean: ``low`` did not collapse and ``high`` did."""
+    n_calls: int
+    """Calls of the predicate (each call evaluates every bracket still open, as one array)."""
+
+
+def bisect_critical_step_size(is_collapsed_at: Callable[[np.ndarray], Any], low: Any, high: Any,
+                              rel_tol: float = 0.02, *, max_iter: int = 200, check_bracket: bool = True
+                              ) -> Bisection:
+    """The project's one bisection of a critical step size (P2 spec §5.3 "empirical critical LR"; issue 9).
+
+    ``is_collapsed_at(step_sizes, index)`` → booleans: ``step_sizes`` is a 1-D array of trial steps, ``index`` the
+    flat indices (into ``low``/``high``) of the brackets they belong to; return one boolean per entry (the project's
+    one rule, :func:`is_collapsed`, on a run at that step). ``low`` and ``high`` (broadcast together, any shape, 0 <
+    low < high) are starting brackets, e.g. from :func:`first_collapse_bracket`. Each iteration evaluates the
+    geometric midpoint of every bracket whose relative width ``(high − low)/sqrt(low·high)`` still exceeds
+    ``rel_tol``, in **one** call, and keeps the half that still brackets the change. It assumes collapse is monotone
+    in the step inside the bracket; if not, it returns one change point inside it. With ``check_bracket`` the
+    endpoints are evaluated first: a bracket whose ``low`` collapses gets ``nan``, one whose ``high`` does not gets
+    ``inf`` (the conventions of :func:`empirical_critical_step_size`); ``nan`` endpoints pass through as ``nan``.
+
+    >>> b = bisect_critical_step_size(lambda e, i: e > 2.0, 1.0, 10.0, rel_tol=1e-3)
+    >>> bool(abs(b.estimate - 2.0) < 2e-3 and b.relative_width <= 1e-3)
+    True
+    """
+    lo0 = np.asarray(low, float)
+    hi0 = np.asarray(high, float)
+    shape = np.broadcast_shapes(lo0.shape, hi0.shape)
+    lo = np.broadcast_to(lo0, shape).astype(float).ravel()
+    hi = np.broadcast_to(hi0, shape).astype(float).ravel()
+    tol = float(check_in_range("rel_tol", rel_tol, 0.0, None, low_inclusive=False))
+    max_iter = check_int("max_iter", max_iter, 1)
+    given = np.isfinite(lo) & np.isfinite(hi)
+    if np.any(given & ~((lo > 0) & (hi > lo))):
+        raise ValueError(f"low and high must satisfy 0 < low < high, got low={lo[given][:3].tolist()}, "
+                         f"high={hi[given][:3].tolist()}")
+    n = lo.size
+    ok = given.copy()
+    res_lo = np.where(given, lo, np.where(np.isnan(lo), np.nan, lo))
+    res_hi = hi.copy()
+    calls = 0
+
+    def call(steps: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        out = np.asarray(is_collapsed_at(steps, idx), bool).reshape(-1)
+        if out.shape != steps.shape:
+            raise ValueError(f"is_collapsed_at must return one boolean per trial step ({steps.size}), got shape "
+                             f"{np.shape(out)}")
+        return out
+
+    if check_bracket and ok.any():
+        idx = np.nonzero(ok)[0]
+        c = call(np.r_[lo[idx], hi[idx]], np.r_[idx, idx])
+        calls += 1
+        low_col, high_col = c[: idx.size], c[idx.size:]
+        res_lo[idx[low_col]] = np.nan
+        res_hi[idx[~high_col & ~low_col]] = np.inf
+        ok[idx[low_col | ~high_col]] = False
+    for _ in range(max_iter):
+        width = np.where(ok, (res_hi - res_lo) / np.sqrt(np.where(ok, res_lo * res_hi, 1.0)), 0.0)
+        open_ = ok & (width > tol)
+        if not open_.any():
+            break
+        idx = np.nonzero(open_)[0]
+        mid = np.sqrt(res_lo[idx] * res_hi[idx])
+        c = call(mid, idx)
+        calls += 1
+        res_hi[idx[c]] = mid[c]
+        res_lo[idx[~c]] = mid[~c]
+    est = np.where(ok, np.sqrt(np.where(ok, res_lo * res_hi, 1.0)), np.where(np.isnan(res_lo), np.nan, np.inf))
+    width = np.where(ok, (res_hi - res_lo) / np.where(ok, est, 1.0), np.nan)
+    rs = lambda a: a.reshape(shape)  # noqa: E731
+    return Bisection(low=rs(res_lo), high=rs(res_hi), estimate=rs(est), relative_width=rs(width),
+                     bracketed=rs(ok), n_calls=calls)
 
 
 def empirical_critical_step_size(step_sizes: Any, collapsed: Any) -> np.ndarray:

@@ -252,20 +252,28 @@ class IIDTokenModel:
 
 
 def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, algorithm: str, n_steps: int, *,
-                         max_length: float | str = 128.0, theta0: Any = None, record_every: int = 1
-                         ) -> dict[str, np.ndarray]:
+                         max_length: float | str = 128.0, theta0: Any = None, record_every: int = 1,
+                         pairwise: bool = False) -> dict[str, np.ndarray]:
     """Exact population-direction SGD ``θ ← θ + η E[w]`` for every (length T, step size η), one array program.
 
     How it differs from GRPO training: exact expected directions (G → ∞), fixed-length responses, plain SGD.
-    Returns ``success_rate`` and ``log_odds`` of shape (len(lengths), len(step_sizes), n_records) and ``steps``.
+    Returns ``success_rate`` and ``log_odds`` of shape (len(lengths), len(step_sizes), n_records) and ``steps``;
+    with ``pairwise=True`` ``lengths`` and ``step_sizes`` are paired elementwise (same length R, e.g. the open
+    brackets of a bisection) and the arrays are (R, n_records).
     """
     t = check_in_range("lengths", np.atleast_1d(lengths), 1.0, None)
     eta = check_in_range("step_sizes", np.atleast_1d(step_sizes), 0.0, None)
     n_steps = check_int("n_steps", n_steps, 1)
     record_every = check_int("record_every", record_every, 1)
     _dirs._check_algorithm(algorithm)
-    tt = np.repeat(t, eta.size)
-    ee = np.tile(eta, t.size)
+    if pairwise:
+        if t.shape != eta.shape:
+            raise ValueError(f"lengths and step_sizes must have the same shape with pairwise=True, got {t.shape} "
+                             f"and {eta.shape}")
+        tt, ee = t, eta
+    else:
+        tt = np.repeat(t, eta.size)
+        ee = np.tile(eta, t.size)
     th = np.zeros((tt.size, model.dim)) if theta0 is None else np.broadcast_to(
         as_finite_array("theta0", theta0), (tt.size, model.dim)).copy()
     rec = np.unique(np.r_[np.arange(0, n_steps, record_every), n_steps])
@@ -281,5 +289,5 @@ def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, al
             break
         w = model.expected_direction(th, tt, algorithm, max_length=max_length)
         th = th + ee[:, None] * w
-    shape = (t.size, eta.size, rec.size)
+    shape = (t.size, rec.size) if pairwise else (t.size, eta.size, rec.size)
     return {"success_rate": js.reshape(shape), "log_odds": ls.reshape(shape), "steps": rec}
