@@ -116,7 +116,8 @@ def figure_audit(fig: Any) -> dict[str, Any]:
     """What the book's figure test checks, for one matplotlib figure.
 
     Returns ``{"width_in", "height_in", "dpi", "min_font_pt", "axes": [{"xlabel", "ylabel", "title",
-    "x_ticklabels", "y_ticklabels", "colorbar"}, …]}``: an axis needs a label when its tick labels are shown
+    "x_ticklabels", "y_ticklabels", "colorbar", "bbox"}, …]}`` (``bbox``: x0, y0, width, height in figure
+    fractions): an axis needs a label when its tick labels are shown
     (a shared axis whose tick labels are hidden does not); ``min_font_pt`` is the smallest visible text size.
     """
     width, height = (float(x) for x in fig.get_size_inches())
@@ -131,7 +132,8 @@ def figure_audit(fig: Any) -> dict[str, Any]:
 
         axes.append({"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "title": ax.get_title(),
                      "x_ticklabels": shown(ax.get_xticklabels()), "y_ticklabels": shown(ax.get_yticklabels()),
-                     "colorbar": hasattr(ax, "_colorbar") or ax.get_label() == "<colorbar>"})
+                     "colorbar": hasattr(ax, "_colorbar") or ax.get_label() == "<colorbar>",
+                     "bbox": [round(float(x), 3) for x in ax.get_position().bounds]})
         for t in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.xaxis.label, ax.yaxis.label, ax.title,
                   *ax.texts]:
             if t.get_visible() and t.get_text():
@@ -147,11 +149,13 @@ def figure_audit(fig: Any) -> dict[str, Any]:
 
 
 def _register_audit() -> None:
-    """Inside IPython, add :data:`AUDIT_MIME` (a JSON :func:`figure_audit`) to every displayed figure."""
+    """Inside IPython, add :data:`AUDIT_MIME` (a JSON :func:`figure_audit`) to every displayed figure.
+
+    The inline backend drops every ``Figure`` printer when it activates (lazily, at the first figure), so the
+    printer is also re-added before each cell runs and before the figures are flushed at its end."""
     try:
         from IPython import get_ipython
         from IPython.core.formatters import JSONFormatter
-        from matplotlib.figure import Figure
         from traitlets import Unicode
     except ImportError:  # pragma: no cover - IPython is part of the notebook stack
         return
@@ -163,8 +167,23 @@ def _register_audit() -> None:
         class _AuditFormatter(JSONFormatter):
             format_type = Unicode(AUDIT_MIME)
 
-        formatter = _AuditFormatter(parent=display)
-        display.formatters[AUDIT_MIME] = formatter
+        display.formatters[AUDIT_MIME] = _AuditFormatter(parent=display)
         if AUDIT_MIME not in display.active_types:
             display.active_types = [*display.active_types, AUDIT_MIME]
-    display.formatters[AUDIT_MIME].for_type(Figure, figure_audit)
+    _ensure_audit_printer()
+    events = getattr(ip, "events", None)
+    if events is not None:
+        for name in ("pre_run_cell", "post_execute"):
+            if _ensure_audit_printer not in events.callbacks.get(name, []):
+                events.register(name, _ensure_audit_printer)
+
+
+def _ensure_audit_printer(*_: Any) -> None:
+    """(Re-)register :func:`figure_audit` as the :data:`AUDIT_MIME` printer of matplotlib figures."""
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    ip = get_ipython()
+    formatter = ip.display_formatter.formatters.get(AUDIT_MIME) if ip is not None else None
+    if formatter is not None and Figure not in formatter.type_printers:
+        formatter.for_type(Figure, figure_audit)

@@ -1,8 +1,11 @@
-"""The book builds offline with warnings as errors, opens in headless Chromium with every figure and formula
-rendered, and nbval really fails when a stored claims output changes."""
+"""The book builds offline with warnings as errors; every page opens with its verdicts, folds its code, numbers and
+captions its figures; the scorecard has one row per claim; the explorer reacts to its sliders; it opens in headless
+Chromium with every figure and formula rendered and nothing wider than a 1400 px window; and nbval really fails
+when a stored claims output changes."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -10,9 +13,10 @@ import sys
 import nbformat
 import pytest
 
-from rlvr_dynamics.book import build, registry
+from rlvr_dynamics.book import build, claims, registry
 from rlvr_dynamics.book.browser_check import check_book, find_chromium
 
+from rlvr_dynamics.paths import RUNS_DIR
 from test_notebooks import fastest_notebook
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -30,24 +34,49 @@ def built_book(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_book_has_a_page_per_notebook_and_a_complete_scorecard(built_book):
+def test_book_has_a_page_per_notebook_one_scorecard_row_per_claim_and_the_reader_pages(built_book):
     book_dir, html = built_book
     entries = registry.load_registry()
     for e in entries:
         page = (html / "executed" / f"{e.id}.html").read_text(encoding="utf-8")
         assert "Provenance" in page and f"notebooks/{e.id}.ipynb" in page
+        assert "Results on this page" in page and "verdict-badge" in page
+        # the results box comes before the first figure and the provenance comes last
+        if "<figure" in page:
+            assert page.index("Results on this page") < page.index("<figure")
+        assert page.index("Results on this page") < page.index("Provenance")
+        assert "&lt;matplotlib" not in page
+    known = claims.checklist()
     score = (book_dir / "scorecard.md").read_text()
-    for e in entries:
-        for cid in e.claims:
-            assert f"| {cid} | **" in score
-    for page in ("intro", "scorecard", "rerun", "own-runs", "p1/index", "p2/index"):
-        assert (html / f"{page}.html").exists()
+    rows = re.findall(r"^\* - \{ref\}`(P\d-C\d+) <", score, re.M)
+    assert sorted(rows) == sorted(known), "the scorecard must have exactly one row per claim"
+    assert len(rows) == len(set(rows)) == len(known)
+    for paper in registry.PAPERS:
+        appendix = (html / "_generated" / f"claims-{paper.lower()}.html").read_text(encoding="utf-8")
+        for cid, info in known.items():
+            if info["paper"] == paper:
+                assert f'id="{build.claim_label(cid)}"' in appendix, f"no anchor for {cid}"
+    for page in ("intro", "scorecard", "rerun", "own-runs", "p1/index", "p2/index", "explorer",
+                 "_generated/downloads"):
+        assert (html / f"{page}.html").exists(), page
+    intro = (html / "intro.html").read_text(encoding="utf-8")
+    assert "Results at a glance" in intro and "Headline figures" in intro and "verdict-badge" in intro
     assert (html / "_static" / "mathjax" / "tex-svg.js").exists()
+    assert (html / "_static" / "explorer.js").exists() and (html / "_static" / "explorer-data.js").exists()
+    # every committed run's metrics.csv and config.json can be downloaded
+    downloads = (html / "_generated" / "downloads.html").read_text(encoding="utf-8")
+    runs = [p for p in RUNS_DIR.glob("*") if p.is_dir()]
+    for run in runs:
+        for name in ("metrics.csv", "config.json"):
+            if (run / name).exists():
+                assert f"downloads/runs/{run.name}/{name}" in (book_dir / "_generated" / "downloads.md").read_text()
+    assert downloads.count("_downloads/") >= 2 * len(runs)
+    assert len(list((html / "_downloads").rglob("metrics.csv"))) == sum((r / "metrics.csv").exists() for r in runs)
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_book_opens_offline_in_chromium_with_math_and_figures(built_book, tmp_path):
+def test_book_opens_offline_in_chromium_with_math_figures_captions_and_a_working_explorer(built_book, tmp_path):
     if find_chromium() is None:
         if IN_CI:
             pytest.fail("Chromium is required in CI (.ci/run installs Debian's chromium)")
@@ -59,6 +88,12 @@ def test_book_opens_offline_in_chromium_with_math_and_figures(built_book, tmp_pa
     assert not problems, "\n".join(problems)
     assert sum(r.math_elements for r in reports) > 20, "expected typeset math across the book"
     assert sum(r.images for r in reports) >= len(registry.load_registry()), "expected a figure per notebook"
+    by_page = {r.page: r for r in reports}
+    for e in registry.load_registry():
+        assert by_page[f"executed/{e.id}.html"].badges >= len(e.claims), e.id
+    assert sum(r.figures for r in reports if r.page.startswith("executed/")) >= 20
+    assert by_page["explorer.html"].sliders_checked == 4
+    assert by_page["scorecard.html"].badges >= len(claims.checklist())
     assert shot.stat().st_size > 20_000
 
 

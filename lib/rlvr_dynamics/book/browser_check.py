@@ -1,9 +1,12 @@
 """Open the built book in headless Chromium with no network and check what a reader sees.
 
-For every HTML page: no request leaves 127.0.0.1 (such requests are blocked and reported), no local request fails
-or returns ≥ 400, every image loads (``complete`` and ``naturalWidth > 0``), and every math element is typeset by
-the locally served MathJax (one ``mjx-container`` per ``.math`` element, no ``mjx-merror``). Optionally saves a
-screenshot of one page (the README's picture of the book).
+For every HTML page, in a window :data:`VIEWPORT` wide: no request leaves 127.0.0.1 (such requests are blocked and
+reported), no local request fails or returns ≥ 400, every image loads (``complete`` and ``naturalWidth > 0``),
+every math element is typeset by the locally served MathJax (one ``mjx-container`` per ``.math`` element, no
+``mjx-merror``), the page does not scroll horizontally and no table is wider than its box, no text holds a
+``<matplotlib …>`` repr, and every figure has a numbered caption with text (every output image sits in a figure).
+On a notebook page (``executed/``) a verdict badge sits above the first figure. On the explorer page, moving each
+slider changes the plot. Optionally saves a screenshot of one page (the README's picture of the book).
 
 Uses Debian's ``chromium`` driven by ``playwright`` (Python) with ``executable_path``: no browser download.
 """
@@ -21,6 +24,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-dev-shm-usage"]
 
 
+VIEWPORT = {"width": 1400, "height": 900}
+"""Window size of the check: the width at which nothing may scroll horizontally."""
+
+
 @dataclass
 class PageReport:
     """What one page loaded and what went wrong."""
@@ -29,7 +36,77 @@ class PageReport:
     math_elements: int = 0
     math_rendered: int = 0
     images: int = 0
+    figures: int = 0
+    """``<figure>`` elements (numbered, captioned figures)."""
+    badges: int = 0
+    """Verdict badges on the page."""
+    sliders_checked: int = 0
+    """Explorer sliders moved and seen to change the plot."""
     problems: list[str] = field(default_factory=list)
+
+
+_LAYOUT_JS = """() => {
+    const out = {problems: []};
+    const doc = document.documentElement;
+    if (doc.scrollWidth > window.innerWidth + 1)
+        out.problems.push(`page scrolls horizontally: ${doc.scrollWidth} px wide in a ${window.innerWidth} px window`);
+    document.querySelectorAll('table').forEach((t, i) => {
+        const box = t.parentElement;
+        if (t.offsetParent !== null && box && box.scrollWidth > box.clientWidth + 1)
+            out.problems.push(`table ${i + 1} overflows its box (${box.scrollWidth} > ${box.clientWidth} px)`);
+    });
+    if (document.body.textContent.includes('<matplotlib'))
+        out.problems.push('page shows a <matplotlib …> repr');
+    const figures = Array.from(document.querySelectorAll('figure'));
+    out.figures = figures.length;
+    figures.forEach((f, i) => {
+        const cap = f.querySelector('figcaption');
+        const text = cap ? cap.textContent.replace(/\s+/g, ' ').trim() : '';
+        if (!cap || text.length < 12) out.problems.push(`figure ${i + 1} has no caption`);
+        else if (!cap.querySelector('.caption-number')) out.problems.push(`figure ${i + 1} has no figure number`);
+    });
+    document.querySelectorAll('.cell_output img').forEach((img, i) => {
+        if (!img.closest('figure')) out.problems.push(`output image ${img.getAttribute('src')} has no figure/caption`);
+    });
+    const badges = Array.from(document.querySelectorAll('.verdict-badge'));
+    out.badges = badges.length;
+    if (location.pathname.includes('/executed/')) {
+        const firstFig = document.querySelector('article figure, .bd-article figure');
+        if (!badges.length) out.problems.push('notebook page shows no verdict badge');
+        else if (firstFig) {
+            const above = badges[0].compareDocumentPosition(firstFig) & Node.DOCUMENT_POSITION_FOLLOWING;
+            const y0 = badges[0].getBoundingClientRect().top, y1 = firstFig.getBoundingClientRect().top;
+            if (!above || y0 >= y1) out.problems.push('the first verdict badge is not above the first figure');
+        }
+    }
+    return out;
+}"""
+
+_EXPLORER_JS = """() => {
+    const root = document.getElementById('rlvr-explorer');
+    if (!root) return null;
+    const snap = () => Array.from(root.querySelectorAll('svg path.curve, svg circle.marker, svg polyline.threshold'))
+        .map(e => e.getAttribute('d') || e.getAttribute('points') || (e.getAttribute('cx') + ',' + e.getAttribute('cy')))
+        .join('|') + root.querySelector('.readout').textContent;
+    const out = {checked: 0, problems: []};
+    const sliders = Array.from(root.querySelectorAll('input[type=range]'));
+    if (!sliders.length) out.problems.push('explorer has no sliders');
+    if (!root.querySelector('svg path.curve')) out.problems.push('explorer drew no reward curve');
+    if (!root.querySelector('svg polyline.threshold')) out.problems.push('explorer drew no stability threshold');
+    if (!root.querySelector('svg polyline.regime-boundary')) out.problems.push('explorer drew no regime boundary');
+    for (const s of sliders) {
+        const before = snap();
+        const old = s.value;
+        s.value = String(Number(old) === Number(s.max) ? Number(s.min) : Number(s.max));
+        s.dispatchEvent(new Event('input', {bubbles: true}));
+        const after = snap();
+        if (after === before) out.problems.push(`moving slider ${s.id} did not change the plot`);
+        else out.checked += 1;
+        s.value = old;
+        s.dispatchEvent(new Event('input', {bubbles: true}));
+    }
+    return out;
+}"""
 
 
 def find_chromium() -> str | None:
@@ -47,8 +124,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot: str | Path | None = None,
-               screenshot_page: str = "intro.html", timeout_ms: int = 30000) -> list[PageReport]:
-    """Check ``pages`` (default: every ``*.html`` except search, genindex and the index redirect) of the built book in ``html_dir``."""
+               screenshot_page: str = "intro.html", timeout_ms: int = 30000,
+               screenshot_height: int = 1500) -> list[PageReport]:
+    """Check ``pages`` (default: every ``*.html`` except search, genindex and the index redirect) of the built book
+    in ``html_dir``; the screenshot shows the top ``screenshot_height`` px of ``screenshot_page``."""
     from playwright.sync_api import sync_playwright
 
     html_dir = Path(html_dir)
@@ -69,7 +148,7 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context = browser.new_context(viewport=VIEWPORT)
             for rel in pages:
                 report = PageReport(rel)
                 page = context.new_page()
@@ -110,7 +189,16 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
                 if stats["errors"]:
                     report.problems.append(f"{stats['errors']} MathJax errors")
                 report.problems += [f"image not loaded: {src}" for src in stats["broken"]]
+                layout = page.evaluate(_LAYOUT_JS)
+                report.figures, report.badges = layout["figures"], layout["badges"]
+                report.problems += layout["problems"]
+                explorer = page.evaluate(_EXPLORER_JS)
+                if explorer is not None:
+                    report.sliders_checked = explorer["checked"]
+                    report.problems += explorer["problems"]
                 if screenshot is not None and rel == screenshot_page:
+                    page.set_viewport_size({"width": VIEWPORT["width"], "height": screenshot_height})
+                    page.wait_for_timeout(300)
                     page.screenshot(path=str(screenshot), full_page=False)
                 page.close()
                 reports.append(report)

@@ -408,8 +408,9 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             out_cells.append(extra)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
-        downloads = (f"\nDownloads: {{download}}`executed notebook <{entry.id}.ipynb>` · "
-                     f"{{download}}`verdicts (JSON) <{entry.id}.claims.json>` · committed runs and figures: "
+        downloads = (f"\nDownloads: {{download}}`executed notebook </{GENERATED}/downloads/{entry.id}.ipynb>` · "
+                     f"{{download}}`verdicts (JSON) </{GENERATED}/downloads/{entry.id}.claims.json>` · "
+                     "committed runs and figures: "
                      f"{{doc}}`downloads </{GENERATED}/downloads>`.\n")
         src = src.rstrip()
         if src.endswith("```"):
@@ -602,14 +603,19 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
         return ", ".join(claim_ref(x) for x in found)
 
     n = len(verdicts)
-    text = [f"**In short.** This book tests all {n} claims of the two papers at CPU scale. "
-            f"**{counts.get('PASS', 0)} reproduce** as stated (PASS) and {counts.get('PARTIAL', 0)} in part "
-            f"(PARTIAL); **{counts.get('FAIL', 0)} do not reproduce** (FAIL). "
-            f"{counts.get('CONSISTENT', 0)} are consistency checks that hold by construction of the model used "
-            f"(CONSISTENT, never counted as a reproduction), {counts.get('INCONCLUSIVE', 0)} could not have shown "
-            f"the effect in the settings here (INCONCLUSIVE) and {counts.get('N/A', 0)} need models or hardware "
-            f"this machine lacks (N/A)"
-            + (f"; {counts[NOT_TESTED]} are not tested yet" if counts.get(NOT_TESTED) else "") + "."]
+    phrases = [("PASS", "**{k} reproduce** as stated (PASS)"), ("PARTIAL", "{k} reproduce in part (PARTIAL)"),
+               ("FAIL", "**{k} do not reproduce** (FAIL)"),
+               ("CONSISTENT", "{k} are consistency checks that hold by construction of the model used "
+                              "(CONSISTENT, never counted as a reproduction)"),
+               ("INCONCLUSIVE", "{k} could not have shown the effect in the settings here (INCONCLUSIVE)"),
+               ("N/A", "{k} need models or hardware this machine lacks (N/A)"),
+               (NOT_TESTED, "{k} are not tested yet")]
+    clauses = [p.format(k=counts[v]) for v, p in phrases if counts.get(v)]
+    summary = ("; ".join(clauses[:-1]) + " and " + clauses[-1]) if len(clauses) > 1 else "".join(clauses)
+    abstract = (f"**In short.** This book tests all {n} claims of the two papers with code you can rerun, on small "
+                f"models and bandits that run on a laptop CPU. Of the {n}, {summary}. The GPU-scale claims are "
+                "tested on scaled-down stand-ins, and a page says so wherever that changes what a verdict means.")
+    per_paper = []
     for paper in PAPERS:
         bits = []
         for v, words in (("PASS", "reproduce"), ("PARTIAL", "reproduce in part"), ("FAIL", "do not reproduce"),
@@ -617,29 +623,29 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                          ("N/A", "cannot be tested here"), (NOT_TESTED, "are not tested yet")):
             if ids(paper, v):
                 bits.append(f"{listing(v, paper)} {words}")
-        text.append(f"**{paper} ({PAPERS[paper]}).** " + "; ".join(bits) + ".")
-    fails = [c for c in verdicts if c["verdict"] == "FAIL"]
+        per_paper.append(f"**{paper} ({PAPERS[paper]}).** " + "; ".join(bits) + ".")
     by_id = {e.id: e for e in entries}
     fail_lines = []
-    for c in fails:
+    for c in (c for c in verdicts if c["verdict"] == "FAIL"):
         pages = [f"{{doc}}`{by_id[n].title} <executed/{n}>`" for n in
                  dict.fromkeys(r["notebook"] for r in c["evidence"] if r["verdict"] == "FAIL") if n in by_id]
         fail_lines.append(f"- {badge('FAIL')} {claim_ref(c['id'])} {statement_text(c['id'])} "
                           f"(measured {md_code(c['measured'])}; see {', '.join(pages) or 'the scorecard'})")
-    out = ["## Results at a glance", "", *(t + "\n" for t in text)]
-    if fail_lines:
-        out += ["**What does not reproduce here:**", "", *fail_lines, ""]
-    out += [*_counts_table(verdicts), "",
-           "Every verdict, with what was measured and why, is on the {doc}`scorecard`; each claim's statement and "
-           "pre-registered criterion are in the claims appendices ("
-           + ", ".join(f"{{doc}}`{p} <{GENERATED}/claims-{p.lower()}>`" for p in PAPERS) + ").", "",
-           "## Headline figures", "", "::::{grid} 1 1 2 2", ":gutter: 3", ""]
+    out = ["## Results at a glance", "", abstract, "", *_counts_table(verdicts), "",
+           "## Headline figures", "",
+           "The first figure of one page per chapter, with the verdicts that page records; click a card to open "
+           "the page.", "", "::::{grid} 1 1 2 2", ":gutter: 3", ""]
     for nb_id, img in headline.items():
         e = by_id[nb_id]
         out += [f":::{{grid-item-card}} {e.title}", f":link: executed/{nb_id}", ":link-type: doc",
                 f":img-top: {img}", f":img-alt: first figure of {e.title}", ":class-card: rlvr-card", "",
                 page_badges(e, rows), ":::", ""]
-    out.append("::::")
+    out += ["::::", "", "## Claim by claim", "", *(t + "\n" for t in per_paper)]
+    if fail_lines:
+        out += ["**What does not reproduce here:**", "", *fail_lines, ""]
+    out += ["Every verdict, with what was measured and why, is on the {doc}`scorecard`; each claim's statement and "
+            "pre-registered criterion are in the claims appendices ("
+            + ", ".join(f"{{doc}}`{p} <{GENERATED}/claims-{p.lower()}>`" for p in PAPERS) + ").", ""]
     return "\n".join(out) + "\n"
 
 

@@ -1,0 +1,139 @@
+"""The build-time transform from an executed notebook to a book page (``build.book_page``), on a small synthetic
+notebook: results box first, code folded, stray reprs gone, figures numbered and captioned, provenance last."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from rlvr_dynamics.book import build, claims, registry
+
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+
+def _entry() -> registry.NotebookEntry:
+    return registry.NotebookEntry(id="demo_page", title="Demo", paper="P1", chapter="The oscillator model",
+                                  section="§3.4", claims=("P1-C2", "P1-C3"), figure="first thing; second thing; third thing",
+                                  order=1)
+
+
+def _image(size="<Figure size 770x300 with 1 Axes>"):
+    return nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": size,
+                                                        "application/vnd.rlvr-dynamics.figure-audit+json": {}})
+
+
+def _notebook():
+    nb = nbformat.v4.new_notebook()
+    title = nbformat.v4.new_markdown_cell("# Demo page\n\n**Claims:** P1-C2 (inertia), see spec §3.4 and `P1-C3`.")
+    prov = nbformat.v4.new_markdown_cell("```{admonition} Provenance\n:class: note\nNotebook `notebooks/demo_page"
+                                         ".ipynb`\n```")
+    prov.metadata["tags"] = ["provenance"]
+    params = nbformat.v4.new_code_cell("x = 1  # a knob")
+    params.metadata["tags"] = ["parameters"]
+    fig1 = nbformat.v4.new_code_cell("plt.plot(); plt.legend()")
+    fig1.outputs = [nbformat.v4.new_output("stream", name="stdout", text="short line\n"),
+                    nbformat.v4.new_output("execute_result", data={
+                        "text/plain": "<matplotlib.legend.Legend at 0x7f1d42ed3310>"}, execution_count=1),
+                    _image(),
+                    nbformat.v4.new_output("stream", name="stderr", text="UserWarning: noise\n")]
+    section = nbformat.v4.new_markdown_cell("## Lag erodes the damping\n\nThe fitted damping falls with $K_{\\rm "
+                                            "ref}$ at slope 1.5. More text here.")
+    fig2 = nbformat.v4.new_code_cell("two figures")
+    fig2.outputs = [_image(), nbformat.v4.new_output("stream", name="stdout", text="row\n" * 30), _image()]
+    claims_cell = nbformat.v4.new_code_cell("_ = claims.record('demo_page', [...])\nrows")
+    claims_cell.metadata["tags"] = ["nbval-check-output"]
+    claims_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="id verdict\n"),
+                           nbformat.v4.new_output("execute_result", data={"text/plain": "[{'id': 'P1-C2'}]"},
+                                                  execution_count=2)]
+    nb.cells = [title, prov, params, fig1, section, fig2, claims_cell]
+    return nb
+
+
+ROWS = [{"id": "P1-C2", "notebook": "demo_page", "verdict": "PARTIAL", "statement": "M_fit vs (1+mu)/2",
+         "measured": "0.2/0.9", "paper_value": 1, "tolerance": 0.1, "reason": "ratio off at mu*=0 [low]"},
+        {"id": "P1-C3", "notebook": "demo_page", "verdict": "PASS", "statement": "C falls with K_ref",
+         "measured": -0.001, "paper_value": -0.001, "tolerance": "rel 0.1", "reason": ""}]
+
+
+@pytest.fixture(scope="module")
+def page():
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
+    return build.book_page(_notebook(), _entry(), ROWS, verdicts)
+
+
+def test_results_box_comes_right_after_the_title_with_a_badge_per_claim(page):
+    assert page.cells[0].source == "# Demo page"
+    box = page.cells[1].source
+    assert "rlvr-results" in box
+    assert box.count("verdict-badge") == 2 and "verdict-partial" in box and "verdict-pass" in box
+    assert "{ref}`P1-C2 <claim-p1-c2>`" in box and "{ref}`P1-C3 <claim-p1-c3>`" in box
+    assert "0.2/0.9" in box and "mu\\*=0" in box  # recorded text is escaped, not read as Markdown
+
+
+def test_claim_ids_and_spec_sections_link_to_the_appendix_outside_code(page):
+    intro = page.cells[2].source
+    assert "{ref}`P1-C2 <claim-p1-c2>`" in intro
+    assert "{ref}`§3.4 <spec-sections-p1>`" in intro
+    assert "`P1-C3`" in intro  # inline code is left alone
+
+
+def test_code_is_folded_stray_outputs_are_gone_and_figures_are_captioned(page):
+    code = [c for c in page.cells if c.cell_type == "code"]
+    sources = [c for c in code if "remove-input" not in c.metadata.get("tags", [])]
+    assert all("hide-input" in c.metadata["tags"] for c in sources)
+    texts = [str(o) for c in code for o in c.outputs]
+    assert not any("matplotlib.legend" in t or "UserWarning" in t or "'id': 'P1-C2'" in t for t in texts)
+    assert not any("figure-audit" in t for t in texts)
+    figures = [c for c in code if "rlvr-figure" in c.metadata.get("tags", [])]
+    assert len(figures) == 3 and all(len(c.outputs) == 1 for c in figures)
+    names = [c.metadata["mystnb"]["figure"]["name"] for c in figures]
+    assert names == ["fig-demo-page-1", "fig-demo-page-2", "fig-demo-page-3"]
+    caps = [c.metadata["mystnb"]["figure"]["caption"] for c in figures]
+    assert caps[0] == "First thing"  # no section heading above: the registry's figure field
+    assert caps[1] == caps[2] == "Lag erodes the damping. The fitted damping falls with $K_{\\rm ref}$ at slope 1.5."
+    # the 30-row printout between the two figures is folded, the short one stays with its cell
+    long = [c for c in code if any("row\nrow" in o.get("text", "") for o in c.outputs)]
+    assert len(long) == 1 and "hide-output" in long[0].metadata["tags"]
+    assert any("short line" in str(o) for o in sources[1].outputs)
+    claims_out = [c for c in code if any("id verdict" in str(o) for o in c.outputs)]
+    assert claims_out and "hide-output" in claims_out[0].metadata["tags"]
+
+
+def test_provenance_is_folded_at_the_bottom_with_downloads(page):
+    last = page.cells[-1]
+    assert "provenance" in last.metadata["tags"]
+    assert ":class: note dropdown" in last.source and "{download}`executed notebook" in last.source
+    assert page.metadata["rlvr_dynamics"]["book_page"] is True
+
+
+def test_the_transform_is_idempotent_from_the_raw_copy(tmp_path):
+    entry = _entry()
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
+    once = build.book_page(_notebook(), entry, ROWS, verdicts)
+    twice = build.book_page(_notebook(), entry, ROWS, verdicts)
+    strip = lambda nb: [(c.cell_type, c.source, c.metadata.get("tags")) for c in nb.cells]  # noqa: E731
+    assert strip(once) == strip(twice)
+
+
+def test_first_sentence_keeps_math_and_decimals():
+    assert build.first_sentence("Slope is 1.5 at $x=0.5. y$ here. Next one.") == "Slope is 1.5 at $x=0.5. y$ here."
+
+
+def test_explorer_data_comes_from_the_closed_forms():
+    from rlvr_dynamics.p1 import oscillator as osc
+
+    data = build.explorer_data(n_time=20, n_map=8)
+    g = build.EXPLORER_GRID
+    assert len(data["curves"]) == len(g["momentum"]) * len(g["eta_k"]) * len(g["refresh_interval"])
+    i, j, k = 3, 6, 3
+    c = data["curves"][f"{i}_{j}_{k}"]
+    mu, a, kref = g["momentum"][i], g["eta_k"][j], g["refresh_interval"][k]
+    assert c["zeta"] == pytest.approx(osc.damping_ratio(a, mu, 1.0, kref), rel=1e-3)
+    assert c["regime"] == osc.regime(a, mu, 1.0, kref)
+    assert c["reward"][0] == pytest.approx(data["p0"])
+    # stationary spread falls as 1/sqrt(G)
+    ratio = c["sd"][0] / c["sd"][-1]
+    assert ratio == pytest.approx((g["group_size"][-1] / g["group_size"][0]) ** 0.5, rel=1e-3)
+    # the threshold line is K_ref = (1 - mu)/(eta K)
+    assert data["threshold"][str(i)][0] == pytest.approx((1 - mu) / data["map_axes"]["eta_k"][0], rel=1e-4)
+    unstable = data["curves"][f"{i}_{j}_{len(g['refresh_interval']) - 1}"]
+    assert unstable["regime"] == "unstable" and unstable["sd"] is None
