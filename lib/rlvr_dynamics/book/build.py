@@ -253,8 +253,11 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         lines.append("")
         lines.append(f"- *Tested here:* {md_escape(r.get('statement'))}"
                      + (" *(context: not the paper's setting)*" if r.get("context") else ""))
-        lines.append(f"- *Paper / closed form:* {md_code(r.get('paper_value'))} · *measured:* "
-                     f"{md_code(r.get('measured'))} · *tolerance:* {md_code(r.get('tolerance'))}")
+        values = [f"*{label}:* {md_code(r.get(key))}" for key, label in
+                  (("paper_value", "Paper / closed form"), ("measured", "measured"), ("tolerance", "tolerance"))
+                  if r.get(key) is not None]
+        if values:
+            lines.append("- " + " · ".join(values))
         fields = criterion_fields(cid)
         lines.append(f"- *Pre-registered criterion:* " + "; ".join(
             f"{label.lower()}: {text}" for label, text in fields if label in ("Statistic", "Pass if")))
@@ -346,10 +349,16 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     out_cells: list[Any] = []
     title_done = False
     fig_no = 0
+    mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
+    section_claims: list[str] = []
+    noted: set[str] = set()
     for cell in cells:
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
             src = cell.source
+            heading = re.match(r"\s*#{2,4}\s+([^\n]+)", src)
+            if heading:
+                section_claims = [c for c in _CLAIM_ID.findall(heading.group(1)) if c in mine]
             if not title_done:
                 title_done = True
                 m = re.match(r"\s*(#\s+[^\n]+)\n?(.*)", src, re.S)
@@ -406,6 +415,12 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             elif claims_cell or _output_lines(group) > MAX_PRINT_LINES:
                 extra.metadata["tags"].append("hide-output")
             out_cells.append(extra)
+            if kind == "figure":
+                todo = [c for c in section_claims if c not in noted]
+                if todo:
+                    noted.update(todo)
+                    out_cells.append(_verdict_note(todo, mine, fig_no))
+    out_cells = _merge_quiet_code(out_cells)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
         downloads = (f"\nDownloads: {{download}}`executed notebook </{GENERATED}/downloads/{entry.id}.ipynb>` · "
@@ -420,6 +435,39 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     nb.cells = out_cells
     nb.metadata.setdefault("rlvr_dynamics", {})["book_page"] = True
     return nb
+
+
+def _verdict_note(claim_ids: list[str], mine: dict[str, dict], fig_no: int) -> Any:
+    """A short "what this figure shows" note after a figure whose section tests a claim: the recorded verdict,
+    the measured value against the paper's and the computed reason."""
+    lines = []
+    for cid in claim_ids:
+        r = mine[cid]
+        vals = [f"measured {md_code(r.get('measured'))}"] if r.get("measured") is not None else []
+        if r.get("paper_value") is not None:
+            vals.append(f"paper / closed form {md_code(r.get('paper_value'))}")
+        lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}:** "
+                     + (", ".join(vals) + ". " if vals else "")
+                     + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
+    cell = nbformat.v4.new_markdown_cell("\n\n".join(lines))
+    cell.metadata["tags"] = ["rlvr-figure-note"]
+    return cell
+
+
+def _merge_quiet_code(cells: list[Any]) -> list[Any]:
+    """Join runs of folded code cells that show nothing into one cell (one "show code" toggle, not five)."""
+    out: list[Any] = []
+    for cell in cells:
+        prev = out[-1] if out else None
+        quiet = (cell.cell_type == "code" and not cell.get("outputs")
+                 and "remove-input" not in cell.metadata.get("tags", []))
+        if (quiet and prev is not None and prev.cell_type == "code" and not prev.get("outputs")
+                and "remove-input" not in prev.metadata.get("tags", [])):
+            prev.source = prev.source.rstrip() + "\n\n" + cell.source
+            prev.metadata["tags"] = sorted(set(prev.metadata.get("tags", [])) | set(cell.metadata.get("tags", [])))
+            continue
+        out.append(cell)
+    return out
 
 
 def make_pages(book_dir: Path, entries: list[NotebookEntry], rows: list[dict], verdicts: dict[str, dict]) -> None:
@@ -672,13 +720,13 @@ def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path
     runs = sorted(p for p in Path(runs_dir).glob("*") if p.is_dir()) if Path(runs_dir).exists() else []
     groups: dict[str, list[Path]] = defaultdict(list)
     for run in runs:
-        groups[re.sub(r"-[0-9a-f]{10}$", "", run.name)].append(run)
+        groups["-".join(run.name.split("-")[:2])].append(run)
     out += [f"## Training runs ({len(runs)})", "",
             "One row per committed run: `metrics.csv` holds one row per optimizer step (reward, its spread, "
             "entropy, gradient norm, gap alignment, evaluation reward, …), `config.json` the full run "
             "configuration.", ""]
     for group, items in groups.items():
-        out += [f"### {group} ({len(items)} runs)", "", "| run | model | G | learning rate | steps | files |",
+        out += [f"### {group}-… ({len(items)} run{'s' if len(items) > 1 else ''})", "", "| run | model | G | learning rate | steps | files |",
                 "|---|---|---:|---:|---:|---|"]
         for run in items:
             files = []
