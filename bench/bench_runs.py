@@ -1,0 +1,178 @@
+"""Benchmarks and validation tables for ``rlvr-dynamics fit`` (prints figures; not a test).
+
+(a) milliseconds per response-law fit on a 1,000-step log (target ≤ 10 ms), against P1's multi-start fit;
+(b) seconds for the whole ``../shared/grpo_logs`` folder, load + response fits + diagnostics (target ≤ 2 s);
+(c) the forecast calibration table (DESIGN.md "Judging the run tools") on the project's committed runs (development
+    set: where the forecaster's constants were set) and on ``../shared/grpo_logs`` (held out), prefixes 10–50 %;
+(d) P1-C13: the diagnostics' confusion matrix on ``data/runs/p1-fail-*`` and the false-alarm rate on the shared logs.
+
+    .venv/bin/python bench/bench_runs.py [--skip-dev] [--skip-mmf]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from rlvr_dynamics.p1 import laws
+from rlvr_dynamics.paths import SHARED_DIR
+from rlvr_dynamics.runs import diagnostics as dg
+from rlvr_dynamics.runs import forecast as fc
+from rlvr_dynamics.runs import load_committed_runs, load_log
+from rlvr_dynamics.runs import response_laws as rl
+from rlvr_dynamics.runs.report import resolve_reward_bounds
+
+SHARED = SHARED_DIR / "grpo_logs"
+
+
+def fit_speed() -> None:
+    rng = np.random.default_rng(0)
+    t = np.arange(1000.0)
+    curves = {"overdamped": laws.three_phase(t, 0.2, 0.7, 200.0, 40.0),
+              "underdamped": laws.three_phase_underdamped(t, 0.2, 0.7, 0.3, 2 * math.pi / 300),
+              "first order": laws.single_exponential(t, 0.2, 0.7, 150.0)}
+    print("(a) ms per law fit, 1,000-step log, σ = 0.02: CPU time (wall time), median of 15; P1's fit: one run, "
+          "wall")
+    print("| curve | " + " | ".join(rl.LAW_NAMES) + " | P1 multi-start three-phase |")
+    print("|---|" + "---|" * (len(rl.LAW_NAMES) + 1))
+    all_ms = []
+    for name, clean in curves.items():
+        y = clean + rng.normal(0, 0.02, t.size)
+        cells = []
+        for law in rl.LAW_NAMES:
+            rl.fit_response(t, y, law, reward_bounds=(0, 1))
+            ts, cpu = [], []
+            for _ in range(15):
+                t0, c0 = time.perf_counter(), time.process_time()
+                rl.fit_response(t, y, law, reward_bounds=(0, 1))
+                ts.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+            ms = 1000 * float(np.median(cpu))
+            all_ms.append(ms)
+            cells.append(f"{ms:.1f} ({1000 * float(np.median(ts)):.1f})")
+        t0 = time.perf_counter()
+        laws.fit_three_phase(t, y, r_bounds=(0, 1))
+        cells.append(f"{1000 * (time.perf_counter() - t0):.0f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(f"CPU time per law fit: median {np.median(all_ms):.1f} ms, max {max(all_ms):.1f} ms (target ≤ 10 ms)\n")
+
+
+def shared_logs():
+    out = []
+    if not SHARED.exists():
+        return out
+    import json
+
+    index = {r["csv"]: r for r in json.loads((SHARED / "index.json").read_text())}
+    for p in sorted(SHARED.glob("*.csv")):
+        out.append((p, index.get(p.name, {})))
+    return out
+
+
+def folder_speed() -> None:
+    logs = shared_logs()
+    if not logs:
+        print("(b) ../shared/grpo_logs absent: skipped\n")
+        return
+    t0, c0 = time.perf_counter(), time.process_time()
+    for p, _ in logs:
+        log = load_log(p)
+        st, y = log.reward_curve()
+        rb = resolve_reward_bounds(y)
+        fits = rl.fit_response_laws(st, y, reward_bounds=rb)
+        dg.diagnose(log, response=fits, reward_bounds=rb)
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    print(f"(b) whole shared folder ({len(logs)} logs): load + 3 response laws + 5 detectors in {dt:.2f} s wall, "
+          f"{dc:.2f} s CPU (target ≤ 2 s)\n")
+
+
+def calibration(skip_dev: bool) -> None:
+    if not skip_dev:
+        dev = []
+        for pre in ("p1-long", "p1-sizes", "p2-lr"):
+            for r in load_committed_runs(pre):
+                st, y = r.log.reward_curve()
+                if len(st) >= 40:
+                    dev.append((r.id, st.astype(float), y, resolve_reward_bounds(y)))
+        print(fc.format_calibration(fc.calibration_table(dev), f"(c1) development set: {len(dev)} committed runs "
+                                                                "(share within 5 % of the range / median error)"))
+        print()
+    logs = shared_logs()
+    if not logs:
+        return
+    rows = []
+    for p, meta in logs:
+        log = load_log(p)
+        st, y = log.reward_curve()
+        rows.append((p.name, st.astype(float), y, resolve_reward_bounds(y), meta.get("prompts_per_step", 0)))
+    batch = [r[:4] for r in rows if (r[4] or 0) >= 64]
+    t0 = time.perf_counter()
+    tab_all = fc.calibration_table([r[:4] for r in rows])
+    tab_batch = fc.calibration_table(batch)
+    print(fc.format_calibration(tab_batch, f"(c2) held out: ../shared/grpo_logs, batch-averaged (≥ 64 prompts/step), "
+                                           f"{len(batch)} logs"))
+    print()
+    print(fc.format_calibration(tab_all, f"(c3) held out: all {len(rows)} shared logs"))
+    print(f"({time.perf_counter() - t0:.1f} s)\n")
+
+
+def diagnostics_tables() -> None:
+    runs = load_committed_runs("p1-fail")
+    results = {}
+    for run in runs:
+        st, y = run.log.reward_curve()
+        rb = resolve_reward_bounds(y)
+        fits = rl.fit_response_laws(st, y, reward_bounds=rb)
+        pref = fits["preferred"]
+        margin = (rl.stability_margin(fits[pref].damping_over_stiffness, fits[pref].damping_over_stiffness_sd,
+                                      run.refresh_interval) if pref else None)
+        results[run.id.rsplit("-", 1)[0].replace("p1-fail-", "")] = dg.diagnose(run.log, response=fits,
+                                                                                 margin=margin, reward_bounds=rb)
+    print("(d1) P1-C13 confusion matrix on the committed failure runs (step at which each detector fires)")
+    print(dg.confusion_matrix(results))
+    expected = {"reward-hacking": "reward_hacking", "degeneracy-easy": "advantage_degeneracy",
+                "degeneracy-hard": "advantage_degeneracy", "concentration": "policy_concentration",
+                "instability-lag": "dynamical_instability", "instability-lr": "dynamical_instability",
+                "healthy": None}
+    hits = sum(results[r][d].fired for r, d in expected.items() if d and r in results)
+    n_fail = sum(1 for d in expected.values() if d)
+    off = sum(v.fired for r, dets in results.items() for name, v in dets.items()
+              if name != expected.get(r) and name != "collapse_warning")
+    n_off = sum(1 for r, dets in results.items() for name in dets if name != expected.get(r)
+                and name != "collapse_warning")
+    print(f"\nmatching detector fires on {hits}/{n_fail} failure runs; off-diagonal detector firings {off}/{n_off}\n")
+    logs = shared_logs()
+    if not logs:
+        return
+    shared = {}
+    for p, _ in logs:
+        log = load_log(p)
+        st, y = log.reward_curve()
+        rb = resolve_reward_bounds(y)
+        shared[p.stem] = dg.diagnose(log, response=rl.fit_response_laws(st, y, reward_bounds=rb), reward_bounds=rb)
+    print("(d2) the same detectors on the 15 shared logs (healthy published runs)")
+    print(dg.confusion_matrix(shared))
+    print("\n| detector | available on | fires on (false-alarm rate) |\n|---|---|---|")
+    for name in dg.DETECTORS:
+        avail = [d[name] for d in shared.values() if d[name].available]
+        fired = sum(d.fired for d in avail)
+        rate = f"{fired}/{len(avail)} ({fired / len(avail):.0%})" if avail else "–"
+        print(f"| {name} | {len(avail)}/{len(shared)} | {rate} |")
+    any_fire = sum(any(d.fired for d in dets.values()) for dets in shared.values())
+    print(f"\nlogs with at least one detector firing: {any_fire}/{len(shared)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--skip-dev", action="store_true", help="skip the development-set calibration (≈ 1 min)")
+    args = ap.parse_args()
+    fit_speed()
+    folder_speed()
+    calibration(args.skip_dev)
+    diagnostics_tables()
+
+
+if __name__ == "__main__":
+    main()
