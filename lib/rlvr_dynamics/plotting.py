@@ -115,7 +115,7 @@ def use_style() -> None:
 def figure_audit(fig: Any) -> dict[str, Any]:
     """What the book's figure test checks, for one matplotlib figure.
 
-    Returns ``{"width_in", "height_in", "dpi", "min_font_pt", "axes": [{"xlabel", "ylabel", "title",
+    Returns ``{"width_in", "height_in", "dpi", "suptitle", "min_font_pt", "axes": [{"xlabel", "ylabel", "title",
     "x_ticklabels", "y_ticklabels", "colorbar", "bbox"}, …]}`` (``bbox``: x0, y0, width, height in figure
     fractions): an axis needs a label when its tick labels are shown
     (a shared axis whose tick labels are hidden does not); ``min_font_pt`` is the smallest visible text size.
@@ -144,7 +144,8 @@ def figure_audit(fig: Any) -> dict[str, Any]:
     for t in fig.texts:
         if t.get_visible() and t.get_text():
             sizes.append(float(t.get_fontsize()))
-    return {"width_in": round(width, 3), "height_in": round(height, 3), "dpi": float(fig.dpi),
+    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    return {"width_in": round(width, 3), "height_in": round(height, 3), "dpi": float(fig.dpi), "suptitle": suptitle,
             "min_font_pt": min(sizes) if sizes else None, "axes": axes}
 
 

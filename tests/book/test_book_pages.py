@@ -88,7 +88,8 @@ def test_code_is_folded_stray_outputs_are_gone_and_figures_are_captioned(page):
     names = [c.metadata["mystnb"]["figure"]["name"] for c in figures]
     assert names == ["fig-demo-page-1", "fig-demo-page-2", "fig-demo-page-3"]
     caps = [c.metadata["mystnb"]["figure"]["caption"] for c in figures]
-    assert caps[0] == "First thing"  # no section heading above: the registry's figure field
+    # no section heading above and no audit titles: the registry's figure field, numbered
+    assert caps[0] == "First thing; second thing; third thing (figure 1 of 3 on this page)"
     assert caps[1] == caps[2] == "Lag erodes the damping. The fitted damping falls with $K_{\\rm ref}$ at slope 1.5."
     # the 30-row printout between the two figures is folded, the short one stays with its cell
     long = [c for c in code if any("row\nrow" in o.get("text", "") for o in c.outputs)]
@@ -137,3 +138,18 @@ def test_explorer_data_comes_from_the_closed_forms():
     assert data["threshold"][str(i)][0] == pytest.approx((1 - mu) / data["map_axes"]["eta_k"][0], rel=1e-4)
     unstable = data["curves"][f"{i}_{j}_{len(g['refresh_interval']) - 1}"]
     assert unstable["regime"] == "unstable" and unstable["sd"] is None
+
+
+def test_a_figure_without_a_section_heading_is_captioned_by_its_own_titles():
+    nb = _notebook()
+    audit = {"suptitle": "Reward against step", "axes": [{"title": "G = 4"}, {"title": "G = 4"}, {"title": ""}]}
+    nb.cells[3].outputs[2]["data"]["application/vnd.rlvr-dynamics.figure-audit+json"] = audit
+    caps = build.figure_captions(nb, _entry())
+    assert caps[0] == "Reward against step; G = 4."
+
+
+def test_an_explicit_caption_in_the_cell_metadata_wins():
+    nb = _notebook()
+    nb.cells[5].metadata["mystnb"] = {"figure": {"caption": "My own caption."}}
+    caps = build.figure_captions(nb, _entry())
+    assert caps[1] == caps[2] == "My own caption."

@@ -25,8 +25,9 @@ the provenance box last, folded.
 1. the code cell's metadata ``mystnb.figure.caption`` (a notebook can set its own caption);
 2. when the nearest markdown cell above the figure's code cell opens with a ``##`` heading (it introduces the
    section the figure belongs to): that heading and the first sentence of the text under it;
-3. else the registry's ``figure`` field: its ``;``-separated part number *i* for the page's *i*-th figure when the
-   number of parts equals the number of figures, else the whole field.
+3. else the figure's own titles (``suptitle``, axes titles) from the figure audit that
+   ``rlvr_dynamics.plotting.use_style()`` attaches (:data:`FIGURE_AUDIT_MIME`);
+4. else the registry's ``figure`` field (what the page mirrors), with "figure i of n" when the page has several.
 
 Figures are numbered by Sphinx (``numfig``) and named ``fig-<notebook>-<n>``.
 """
@@ -58,7 +59,7 @@ MATHJAX_VERSION = "3.2.2"
 """MathJax release taken from the npm registry (``npm pack mathjax@3.2.2``) at build time."""
 MATHJAX_PARTS = ("tex-svg.js", "input/tex/extensions", "ui", "a11y", "sre")
 """Files under ``es5/`` the book needs: the combined TeX→SVG component, TeX extensions, menu and a11y modules."""
-STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer")
+STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer", "diagnose")
 GENERATED = "_generated"
 """Folder (under the book) of everything the build writes; wiped at each build."""
 VERDICT_ORDER = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A", NOT_TESTED)
@@ -307,7 +308,7 @@ def _output_lines(outs: list[dict]) -> int:
 def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
     """One caption per image output, in order (rules in the module docstring)."""
     title_idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
-    figures = []  # (cell index, explicit caption or None, preceding markdown index)
+    figures = []  # (explicit caption or None, preceding markdown index, figure audit or None)
     last_md = None
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -318,23 +319,26 @@ def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
         explicit = (cell.metadata.get("mystnb", {}).get("figure", {}) or {}).get("caption")
         for o in cell.get("outputs", []):
             if _is_image(o):
-                figures.append((i, explicit, last_md))
-    parts = [p.strip() for p in entry.figure.split(";") if p.strip()]
+                figures.append((explicit, last_md, o.get("data", {}).get(FIGURE_AUDIT_MIME)))
     captions = []
-    for n, (_, explicit, md) in enumerate(figures):
+    for n, (explicit, md, audit) in enumerate(figures):
         if explicit:
             captions.append(str(explicit))
             continue
         text = nb.cells[md].source.strip() if md is not None and md != title_idx else ""
         m = re.match(r"#{2,4}\s+(.+?)\s*(?:\n|$)(.*)", text, re.S)
+        titles = []
+        if isinstance(audit, dict):
+            titles = [audit.get("suptitle") or ""] + [ax.get("title") or "" for ax in audit.get("axes", [])]
+            titles = [t for t in dict.fromkeys(t.strip() for t in titles) if t]
         if m:
             heading, body = m.group(1).strip(), m.group(2).strip()
             sentence = first_sentence(body.split("\n\n")[0]) if body else ""
             cap = heading.rstrip(".") + "." + (" " + sentence if sentence else "")
-        elif len(parts) == len(figures):
-            cap = parts[n]
+        elif titles:
+            cap = "; ".join(titles) + "."
         else:
-            cap = entry.figure
+            cap = entry.figure + (f" (figure {n + 1} of {len(figures)} on this page)" if len(figures) > 1 else "")
         captions.append(cap[0].upper() + cap[1:] if cap else entry.title)
     return captions
 
