@@ -5,6 +5,8 @@
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
   var COLORS = {overdamped: "#0072B2", critical: "#009E73", underdamped: "#E69F00", unstable: "#D55E00"};
+  /* the same colours mixed 60 % with white, for the regime map (opaque: no seams between cells) */
+  var TINTS = {overdamped: "#99C7E0", critical: "#99D8C7", underdamped: "#F5D999", unstable: "#EEBF99"};
 
   function el(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
@@ -28,6 +30,13 @@
     return function (v) { return a + (Math.log10(v) - l0) / (l1 - l0) * (b - a); };
   }
   function linScale(lo, hi, a, b) { return function (v) { return a + (v - lo) / (hi - lo) * (b - a); }; }
+  function niceTicks(hi) {
+    var raw = hi / 4, p = Math.pow(10, Math.floor(Math.log10(raw))), steps = [1, 2, 2.5, 5, 10], step = p;
+    for (var i = 0; i < steps.length; i++) { if (steps[i] * p >= raw) { step = steps[i] * p; break; } }
+    var out = [];
+    for (var v = 0; v <= hi + 1e-9; v += step) { out.push(v); }
+    return out;
+  }
 
   function init(root) {
     var D = window.RLVR_EXPLORER;
@@ -60,7 +69,7 @@
     var left = document.createElement("div"); left.className = "panel"; root.appendChild(left);
     var right = document.createElement("div"); right.className = "panel"; root.appendChild(right);
     var readout = document.createElement("div"); readout.className = "readout"; root.appendChild(readout);
-    var W = 440, H = 350, m = {l: 62, r: 14, t: 26, b: 48};
+    var W = 440, H = 420, m = {l: 62, r: 14, t: 26, b: 118};  /* legend below the axes: it never covers data */
 
     var phase = el("svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "phase diagram",
                            "class": "rlvr-phase"}, left);
@@ -81,7 +90,7 @@
         el("line", {x1: m.l - 5, y1: y, x2: m.l, y2: y, stroke: "#333"}, g);
         text(g, m.l - 8, y + 4, yfmt(v), {"text-anchor": "end"});
       });
-      text(g, (m.l + W - m.r) / 2, H - 8, xlabel, {"text-anchor": "middle"});
+      text(g, (m.l + W - m.r) / 2, H - m.b + 38, xlabel, {"text-anchor": "middle"});
       text(g, 14, (m.t + H - m.b) / 2, ylabel, {"text-anchor": "middle",
            transform: "rotate(-90 14 " + (m.t + H - m.b) / 2 + ")"});
       text(g, m.l, 16, title, {"font-weight": "bold"});
@@ -98,7 +107,7 @@
       for (var r = 0; r < K.length; r++) {
         for (var c = 0; c < A.length; c++) {
           el("rect", {x: m.l + c * dx, y: H - m.b - (r + 1) * dy, width: dx + 0.5, height: dy + 0.5,
-                      fill: COLORS[D.regimes[map[r][c]]], "fill-opacity": 0.35}, g);
+                      fill: TINTS[D.regimes[map[r][c]]], "shape-rendering": "crispEdges"}, g);
         }
       }
       function line(vals, cls, color, dash) {
@@ -120,19 +129,20 @@
       var px = xs(G.eta_k[state.a]), py = ys(G.refresh_interval[state.k]);
       el("circle", {cx: px, cy: py, r: 6, fill: "#fff", stroke: "#000", "stroke-width": 2, "class": "marker"}, phase);
       var lg = el("g", {"class": "legend"}, phase);
-      var ly = m.t + 8;
-      [["overdamped", "overdamped (ζ > 1)"], ["underdamped", "underdamped (0 < ζ < 1)"],
+      var ly = H - m.b + 62, lx = m.l, lx2 = m.l + 190;
+      [["overdamped", "overdamped (ζ > 1)"], ["underdamped", "oscillating (0 < ζ < 1)"],
        ["unstable", "unstable (ζ ≤ 0)"]].forEach(function (it, i) {
-        el("rect", {x: W - m.r - 150, y: ly + i * 16 - 9, width: 11, height: 11, fill: COLORS[it[0]],
-                    "fill-opacity": 0.6}, lg);
-        text(lg, W - m.r - 134, ly + i * 16, it[1], {"font-size": "11px"});
+        el("rect", {x: lx, y: ly + i * 17 - 10, width: 12, height: 12, fill: TINTS[it[0]], stroke: "#666",
+                    "stroke-width": 0.5}, lg);
+        text(lg, lx + 18, ly + i * 17, it[1], {"font-size": "12px"});
       });
-      el("line", {x1: W - m.r - 150, y1: ly + 48 - 4, x2: W - m.r - 136, y2: ly + 48 - 4, stroke: "#000",
-                  "stroke-width": 2, "stroke-dasharray": "6 4"}, lg);
-      text(lg, W - m.r - 132, ly + 48, "K·η·K_ref = 1 − μ", {"font-size": "11px"});
-      el("line", {x1: W - m.r - 150, y1: ly + 64 - 4, x2: W - m.r - 136, y2: ly + 64 - 4, stroke: "#0072B2",
-                  "stroke-width": 2}, lg);
-      text(lg, W - m.r - 132, ly + 64, "ζ = 1 (regime boundary)", {"font-size": "11px"});
+      el("line", {x1: lx2, y1: ly - 4, x2: lx2 + 16, y2: ly - 4, stroke: "#000", "stroke-width": 2,
+                  "stroke-dasharray": "6 4"}, lg);
+      text(lg, lx2 + 22, ly, "threshold K·η·K_ref = 1 − μ", {"font-size": "12px"});
+      el("line", {x1: lx2, y1: ly + 13, x2: lx2 + 16, y2: ly + 13, stroke: "#0072B2", "stroke-width": 2}, lg);
+      text(lg, lx2 + 22, ly + 17, "regime boundary ζ = 1", {"font-size": "12px"});
+      el("circle", {cx: lx2 + 8, cy: ly + 30, r: 5, fill: "#fff", stroke: "#000", "stroke-width": 2}, lg);
+      text(lg, lx2 + 22, ly + 34, "chosen (ηK, K_ref)", {"font-size": "12px"});
     }
 
     function drawCurve(c, ref) {
@@ -156,30 +166,42 @@
          curve);
       text(curve, W - m.r - 4, ys(D.p_star) - 5, "fixed point p*", {"text-anchor": "end", fill: "#555",
            "font-size": "11px"});
-      function path(vals, attrs) {
-        var d = "";
+      function path(vals, attrs, unstable) {
+        /* an unstable curve that leaves [0, 1] has left the linear model's range: stop it there
+           (a stable overshoot past 1 is drawn clipped) */
+        var d = "", exit = null;
         for (var i = 0; i < n; i++) {
+          if (unstable && (vals[i] < -0.005 || vals[i] > 1.005)) { exit = i; break; }
           d += (i ? "L" : "M") + xs(step(i)).toFixed(1) + "," + ys(clip(vals[i])).toFixed(1);
         }
-        return el("path", Object.assign({d: d, fill: "none"}, attrs), curve);
+        el("path", Object.assign({d: d, fill: "none"}, attrs), curve);
+        return exit;
       }
-      if (ref) { path(ref.reward, {stroke: "#999", "stroke-width": 1.5, "class": "reference"}); }
-      path(c.reward, {stroke: COLORS[c.regime] || "#000", "stroke-width": 2.5, "class": "curve"});
-      var ticks = [0, T / 4, T / 2, 3 * T / 4, T];
-      axes(curve, xs, ys, ticks, [0, 0.2, 0.4, 0.6, 0.8, 1.0], "optimizer step", "mean reward p(t)",
+      if (ref) { path(ref.reward, {stroke: "#999", "stroke-width": 1.5, "class": "reference"}, ref.regime === "unstable"); }
+      var exit = path(c.reward, {stroke: COLORS[c.regime] || "#000", "stroke-width": 2.5, "class": "curve"},
+                      c.regime === "unstable");
+      if (exit !== null) {
+        var ex = xs(step(Math.max(exit - 1, 0))), ey = ys(clip(c.reward[Math.max(exit - 1, 0)]));
+        el("circle", {cx: ex, cy: ey, r: 4, fill: COLORS.unstable}, curve);
+        text(curve, Math.min(ex + 6, W - m.r - 4), Math.max(ey + (ey < m.t + 20 ? 16 : -8), m.t + 12),
+             "diverges: leaves [0, 1] at step " + Math.round(step(exit)),
+             {"font-size": "12px", fill: COLORS.unstable, "text-anchor": ex > W / 2 ? "end" : "start"});
+      }
+      axes(curve, xs, ys, niceTicks(T), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "optimizer step", "mean reward p(t)",
            "Reward curve: " + c.regime + ", ζ = " + fmt(c.zeta),
-           function (v) { return fmt(Math.round(v), 3); }, function (v) { return v.toFixed(1); });
+           function (v) { return fmt(v, 4); }, function (v) { return v.toFixed(1); });
       var lg = el("g", {"class": "legend"}, curve);
-      el("line", {x1: m.l + 150, y1: H - m.b - 44, x2: m.l + 170, y2: H - m.b - 44, stroke: COLORS[c.regime],
-                  "stroke-width": 2.5}, lg);
-      text(lg, m.l + 175, H - m.b - 40, "closed form at these settings", {"font-size": "11px"});
-      el("line", {x1: m.l + 150, y1: H - m.b - 28, x2: m.l + 170, y2: H - m.b - 28, stroke: "#999",
-                  "stroke-width": 1.5}, lg);
-      text(lg, m.l + 175, H - m.b - 24, "same ηK, μ at K_ref = 1", {"font-size": "11px"});
+      var ly = H - m.b + 62, lx = m.l;
+      el("line", {x1: lx, y1: ly - 4, x2: lx + 20, y2: ly - 4, stroke: COLORS[c.regime], "stroke-width": 2.5}, lg);
+      text(lg, lx + 26, ly, "closed form at these settings", {"font-size": "12px"});
+      if (ref) {
+        el("line", {x1: lx, y1: ly + 13, x2: lx + 20, y2: ly + 13, stroke: "#999", "stroke-width": 1.5}, lg);
+        text(lg, lx + 26, ly + 17, "same ηK and μ at K_ref = 1", {"font-size": "12px"});
+      }
       if (sd !== null) {
-        el("rect", {x: m.l + 150, y: H - m.b - 18, width: 20, height: 10, fill: "#0072B2", "fill-opacity": 0.18}, lg);
-        text(lg, m.l + 175, H - m.b - 8, "± stationary std at G = " + G.group_size[state.g] + " (∝ 1/√G)",
-             {"font-size": "11px"});
+        el("rect", {x: lx, y: ly + 25, width: 20, height: 10, fill: "#0072B2", "fill-opacity": 0.18}, lg);
+        text(lg, lx + 26, ly + 34, "± stationary std of p at G = " + G.group_size[state.g] + " (∝ 1/√G)",
+             {"font-size": "12px"});
       }
     }
 
