@@ -164,10 +164,41 @@ def diagnostics_tables() -> None:
     print(f"\nlogs with at least one detector firing: {any_fire}/{len(shared)}")
 
 
+BOOK_FIGURES = {"shared_verl_q7b_mcore_off.png": SHARED / "verl_asyncrew_q7b_mcore_off.csv",
+                "p1_fail_reward_hacking.png": "p1-fail-reward-hacking"}
+"""The two figures of ``book/diagnose.md``: one shared (third-party, Apache-2.0) log and one committed failure run."""
+
+
+def book_figures(folder: str) -> None:
+    """Write the figures of ``book/diagnose.md`` (``rlvr-dynamics fit … --png``, at a small size)."""
+    from pathlib import Path
+
+    from rlvr_dynamics.runs.html_report import write_report
+    from rlvr_dynamics.runs.report import fit_run
+
+    out = Path(folder)
+    for name, src in BOOK_FIGURES.items():
+        if isinstance(src, str):
+            run = load_committed_runs(src)[0]
+            log, k_ref = run.log, run.refresh_interval
+        else:
+            if not src.exists():
+                print(f"{src} absent: {name} not written")
+                continue
+            log, k_ref = load_log(src), 1
+        report = fit_run(log, p1_laws=False, refresh_interval=k_ref)
+        write_report(log, report, png=out / name, dpi=72)
+        print(f"wrote {out / name}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skip-dev", action="store_true", help="skip the development-set calibration (≈ 1 min)")
+    ap.add_argument("--figures", metavar="DIR", help="only write the figures of book/diagnose.md into DIR")
     args = ap.parse_args()
+    if args.figures:
+        book_figures(args.figures)
+        return
     fit_speed()
     folder_speed()
     calibration(args.skip_dev)
