@@ -105,3 +105,30 @@ def test_every_shared_log_gets_a_full_strict_report():
         assert reading["status"] in ("reliable", "at bound", "unreliable"), csv.name
         lo, hi = report["forecast_interval"][1000]
         assert lo <= report["forecast"][1000] <= hi
+
+
+def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
+    from rlvr_dynamics.runs.live import RunDoctor
+
+    doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)
+    reward = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
+    grad = np.where(STEPS < 120, 1.0, np.exp((STEPS - 120) / 8))
+    outs = [doctor.update(int(s), {"reward": r, "grad_norm": g, "note": "text"})
+            for s, r, g in zip(STEPS, reward, grad)]
+    reports = [o for o in outs if o]
+    assert len(reports) == N // 20
+    assert all(k.startswith("dynamics/") and math.isfinite(v) for o in reports for k, v in o.items())
+    assert reports[2]["dynamics/plateau"] == pytest.approx(0.6, abs=0.05)
+    assert doctor.should_stop and doctor.fired["dynamical_instability"] > 120
+
+
+def test_html_report_embeds_the_figure(tmp_path):
+    from rlvr_dynamics.runs.html_report import write_report
+
+    log = _log(entropy=np.full(N, 0.5), eval_reward=_evals(lambda s: np.full(s.size, 0.2)))
+    report = fit_run(log, p1_laws=False, forecast_steps=[300])
+    paths = write_report(log, report, html=tmp_path / "r.html", png=tmp_path / "r.png")
+    assert [p.name for p in paths] == ["r.png", "r.html"]
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "r.html").read_text()
+    assert "data:image/png;base64," in page and "reward_hacking" in page and "http" not in page.split("<body>")[1]
