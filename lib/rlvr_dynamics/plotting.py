@@ -62,6 +62,8 @@ FIG_WIDTH = 6.9
 """Default figure width in inches: 759 px at :data:`DPI`, so the book shows it at natural size."""
 MIN_FONT_PT = 10.0
 """Smallest font size in points allowed in a figure (tick labels, legends, annotations)."""
+MAX_DATA_POINTS = 20000
+"""At most this many (x, y) points of a figure's plotted data go into its audit (longer series are thinned)."""
 AUDIT_MIME = "application/vnd.rlvr-dynamics.figure-audit+json"
 """MIME type of the figure audit attached to displayed figures (ignored by the book's renderer)."""
 
@@ -116,8 +118,8 @@ def figure_audit(fig: Any) -> dict[str, Any]:
     """What the book's figure test checks, for one matplotlib figure.
 
     Returns ``{"width_in", "height_in", "dpi", "suptitle", "min_font_pt", "axes": [{"xlabel", "ylabel", "title",
-    "x_ticklabels", "y_ticklabels", "colorbar", "bbox"}, …]}`` (``bbox``: x0, y0, width, height in figure
-    fractions): an axis needs a label when its tick labels are shown
+    "x_ticklabels", "y_ticklabels", "colorbar", "bbox"}, …], "series": [...]}`` (``bbox``: x0, y0, width,
+    height in figure fractions; ``series``: :func:`figure_series`): an axis needs a label when its tick labels are shown
     (a shared axis whose tick labels are hidden does not); ``min_font_pt`` is the smallest visible text size.
     """
     width, height = (float(x) for x in fig.get_size_inches())
@@ -145,15 +147,53 @@ def figure_audit(fig: Any) -> dict[str, Any]:
         if t.get_visible() and t.get_text():
             sizes.append(float(t.get_fontsize()))
     suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    series = figure_series(fig)
     return {"width_in": round(width, 3), "height_in": round(height, 3), "dpi": float(fig.dpi), "suptitle": suptitle,
-            "min_font_pt": min(sizes) if sizes else None, "axes": axes}
+            "min_font_pt": min(sizes) if sizes else None, "axes": axes, "series": series}
+
+
+def figure_series(fig: Any, max_points: int = MAX_DATA_POINTS) -> list[dict[str, Any]]:
+    """The data drawn in ``fig``: one ``{"axes", "kind", "label", "x", "y"}`` per line and scatter (6 significant
+    digits; every series thinned evenly when the figure holds more than ``max_points`` points). This is what the
+    book offers as each figure's data (CSV)."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+
+    raw = []
+    for i, ax in enumerate(fig.get_axes(), 1):
+        for artist in ax.get_children():
+            if isinstance(artist, Line2D) and artist.get_visible():
+                x, y = (np.asarray(v, dtype=float).ravel() for v in artist.get_data(orig=True))
+                kind = "line"
+            elif isinstance(artist, PathCollection) and artist.get_visible():
+                offsets = np.asarray(artist.get_offsets(), dtype=float)
+                if offsets.ndim != 2 or offsets.shape[1] != 2:
+                    continue
+                x, y, kind = offsets[:, 0], offsets[:, 1], "scatter"
+            else:
+                continue
+            if x.size == 0 or x.size != y.size:
+                continue
+            label = str(artist.get_label() or "")
+            raw.append((i, kind, "" if label.startswith("_") else label, x, y))
+    total = sum(r[3].size for r in raw)
+    stride = max(1, int(np.ceil(total / max_points))) if max_points > 0 else 1
+    out = []
+    for i, kind, label, x, y in raw:
+        keep = slice(None, None, stride)
+        out.append({"axes": i, "kind": kind, "label": label,
+                    "x": [float(f"{v:.6g}") if np.isfinite(v) else None for v in x[keep]],
+                    "y": [float(f"{v:.6g}") if np.isfinite(v) else None for v in y[keep]]})
+    return out
 
 
 def _register_audit() -> None:
     """Inside IPython, add :data:`AUDIT_MIME` (a JSON :func:`figure_audit`) to every displayed figure.
 
-    The inline backend drops every ``Figure`` printer when it activates (lazily, at the first figure), so the
-    printer is also re-added before each cell runs and before the figures are flushed at its end."""
+    The inline backend drops every printer registered for ``Figure`` when it activates (lazily, at the first
+    figure, possibly after this call), so the printer is registered for the base class ``FigureBase`` (found through
+    the method resolution order, and never dropped), and re-added before each cell and at its end for safety."""
     try:
         from IPython import get_ipython
         from IPython.core.formatters import JSONFormatter
@@ -182,9 +222,9 @@ def _register_audit() -> None:
 def _ensure_audit_printer(*_: Any) -> None:
     """(Re-)register :func:`figure_audit` as the :data:`AUDIT_MIME` printer of matplotlib figures."""
     from IPython import get_ipython
-    from matplotlib.figure import Figure
+    from matplotlib.figure import FigureBase
 
     ip = get_ipython()
     formatter = ip.display_formatter.formatters.get(AUDIT_MIME) if ip is not None else None
-    if formatter is not None and Figure not in formatter.type_printers:
-        formatter.for_type(Figure, figure_audit)
+    if formatter is not None and FigureBase not in formatter.type_printers:
+        formatter.for_type(FigureBase, figure_audit)

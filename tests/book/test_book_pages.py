@@ -153,3 +153,23 @@ def test_an_explicit_caption_in_the_cell_metadata_wins():
     nb.cells[5].metadata["mystnb"] = {"figure": {"caption": "My own caption."}}
     caps = build.figure_captions(nb, _entry())
     assert caps[1] == caps[2] == "My own caption."
+
+
+def test_figure_data_is_written_as_a_long_csv():
+    audit = {"series": [{"axes": 1, "kind": "line", "label": "G = 4", "x": [0.0, 1.0], "y": [0.5, None]}]}
+    assert build.figure_data_csv(audit) == "axes,kind,label,x,y\n1,line,G = 4,0.0,0.5\n1,line,G = 4,1.0,\n"
+    assert build.figure_data_csv({"series": []}) is None
+
+
+def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatch):
+    out = tmp_path / "executed"
+    out.mkdir()
+    nbformat.write(_notebook(), out / "demo_page.ipynb")
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
+    build.make_pages(tmp_path, [_entry()], ROWS, verdicts)
+    first = (out / "demo_page.ipynb").read_text()
+    assert (out / "demo_page.raw.ipynb").exists()
+    build.make_pages(tmp_path, [_entry()], ROWS, verdicts)  # the page is not transformed twice
+    again = nbformat.read(out / "demo_page.ipynb", as_version=4)
+    assert [c.source for c in again.cells] == [c.source for c in nbformat.reads(first, as_version=4).cells]
+    assert sum("Results on this page" in c.source for c in again.cells) == 1

@@ -487,8 +487,8 @@ def make_pages(book_dir: Path, entries: list[NotebookEntry], rows: list[dict], v
         atomic_write_text(page, nbformat.writes(book_page(nb, e, rows, verdicts)) + "\n")
 
 
-def page_images(book_dir: Path, entry: NotebookEntry) -> list[bytes]:
-    """The PNG figures of a page's executed notebook, in order."""
+def page_figures(book_dir: Path, entry: NotebookEntry) -> list[tuple[bytes, dict | None]]:
+    """The PNG figures of a page's executed notebook, in order, each with its figure audit (or None)."""
     import base64
     raw = book_dir / "executed" / f"{entry.id}.raw.ipynb"
     path = raw if raw.exists() else book_dir / "executed" / f"{entry.id}.ipynb"
@@ -498,8 +498,32 @@ def page_images(book_dir: Path, entry: NotebookEntry) -> list[bytes]:
         for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
             png = o.get("data", {}).get("image/png") if _is_image(o) else None
             if png:
-                out.append(base64.b64decode("".join(png) if isinstance(png, list) else png))
+                audit = o.get("data", {}).get(FIGURE_AUDIT_MIME)
+                out.append((base64.b64decode("".join(png) if isinstance(png, list) else png),
+                            audit if isinstance(audit, dict) else None))
     return out
+
+
+def page_images(book_dir: Path, entry: NotebookEntry) -> list[bytes]:
+    """The PNG figures of a page's executed notebook, in order."""
+    return [png for png, _ in page_figures(book_dir, entry)]
+
+
+def figure_data_csv(audit: dict) -> str | None:
+    """The data plotted in one figure (its audit's ``series``) as a long CSV: axes, kind, label, x, y."""
+    import csv
+    import io
+    series = audit.get("series") if isinstance(audit, dict) else None
+    if not series:
+        return None
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["axes", "kind", "label", "x", "y"])
+    for sr in series:
+        for x, y in zip(sr.get("x", []), sr.get("y", [])):
+            writer.writerow([sr.get("axes"), sr.get("kind"), sr.get("label", ""),
+                             "" if x is None else x, "" if y is None else y])
+    return buf.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -747,14 +771,22 @@ def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path
             out.append(f"| `{run.name}` | {md_escape(cfg.get('model', '–'))} | {cfg.get('num_generations', '–')} | "
                        f"{cfg.get('learning_rate', '–')} | {cfg.get('max_steps', '–')} | {' · '.join(files)} |")
         out.append("")
-    out += ["## Pages: notebooks, verdicts and figures", "", "| page | notebook | verdicts | figures (PNG) |",
+    out += ["## Pages: notebooks, verdicts and figures", "",
+            "Each figure as a full-resolution PNG and, for pages executed with the book's figure style, the data it "
+            "plots as a CSV (one row per plotted point: axes, line or scatter, legend label, x, y).", "",
+            "| page | notebook | verdicts | figures (PNG, data as CSV) |",
             "|---|---|---|---|"]
     for e in entries:
         links = []
-        for n, png in enumerate(page_images(book_dir, e), 1):
+        for n, (png, audit) in enumerate(page_figures(book_dir, e), 1):
             target = dl / "figures" / f"{e.id}-fig{n}.png"
             atomic_write_bytes(target, png)
-            links.append(f"{{download}}`figure {n} <downloads/figures/{e.id}-fig{n}.png>`")
+            link = f"{{download}}`figure {n} <downloads/figures/{e.id}-fig{n}.png>`"
+            table = figure_data_csv(audit) if audit else None
+            if table:
+                atomic_write_text(target.with_suffix(".csv"), table)
+                link += f" ({{download}}`data <downloads/figures/{e.id}-fig{n}.csv>`)"
+            links.append(link)
         dl.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(book_dir / "executed" / f"{e.id}.raw.ipynb", dl / f"{e.id}.ipynb")
         shutil.copyfile(book_dir / "executed" / f"{e.id}.claims.json", dl / f"{e.id}.claims.json")
