@@ -62,7 +62,7 @@ FIG_WIDTH = 6.9
 """Default figure width in inches: 759 px at :data:`DPI`, so the book shows it at natural size."""
 MIN_FONT_PT = 10.0
 """Smallest font size in points allowed in a figure (tick labels, legends, annotations)."""
-MAX_DATA_POINTS = 20000
+MAX_DATA_POINTS = 5000
 """At most this many (x, y) points of a figure's plotted data go into its audit (longer series are thinned)."""
 AUDIT_MIME = "application/vnd.rlvr-dynamics.figure-audit+json"
 """MIME type of the figure audit attached to displayed figures (ignored by the book's renderer)."""
