@@ -271,3 +271,45 @@ def test_fuzz_through_the_cli_exit_2_and_no_traceback(tmp_path, capsys):
             assert err.count("\n") == 1 and str(p) in err and "Traceback" not in err
         else:
             json.loads(out)
+
+
+# --- hyper-parameters beside the log ---------------------------------------------------------------------------------
+
+def test_hyperparameters_from_verl_hydra_config(tmp_path):
+    from rlvr_dynamics.runs.hyperparams import find_hyperparameters, merge
+
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "config.yaml").write_text(
+        "data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n"
+        "    ppo_epochs: 2\n    optim:\n      lr: 1.0e-06\n      betas: [0.9, 0.999]\n")
+    found = find_hyperparameters(tmp_path / "train.log")
+    assert found["learning_rate"] == 1e-6 and found["momentum"] == 0.9
+    assert found["refresh_interval"] == 8          # 2 epochs × 1024/256 mini-batches between rollouts
+    values, notes = merge({"momentum": None, "refresh_interval": 4, "learning_rate": None}, found)
+    assert values["refresh_interval"] == 4 and values["momentum"] == 0.9   # the flag wins
+    assert any("read from" in n for n in notes)
+
+
+def test_hyperparameters_from_trl_args_and_partial_warning(tmp_path):
+    from rlvr_dynamics.runs.hyperparams import find_hyperparameters, merge
+
+    (tmp_path / "training_args.json").write_text(json.dumps({"learning_rate": 5e-6, "num_iterations": 2,
+                                                             "gradient_accumulation_steps": 4}))
+    found = find_hyperparameters(tmp_path / "checkpoint-10" / "trainer_state.json")
+    assert found["refresh_interval"] == 8 and found["momentum"] == 0.9
+    _, notes = merge({}, {"learning_rate": None, "momentum": None, "refresh_interval": None, "source": None})
+    assert any(n.startswith("warning: no refresh interval") for n in notes)
+
+
+def test_cli_reads_the_project_run_config(capsys):
+    from rlvr_dynamics.runs import load_committed_runs
+
+    runs = load_committed_runs("p1-fail-instability-lag")
+    if not runs:
+        pytest.skip("committed failure runs absent")
+    rc, out, err = _cli(capsys, runs[0].path, "--quick", "--json")
+    assert rc == 0, err
+    assert "refresh_interval = 32 read from" in err
+    report = json.loads(out)
+    assert report["hyperparameters"]["refresh_interval"] == 32
+    assert report["response"]["reading"]["stability"]["margin"] is not None

@@ -32,13 +32,21 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _parse_forecast(args)
     if args.log is None:
         raise ValueError("missing LOG: the log file or folder to fit")
+    from .hyperparams import find_hyperparameters, merge
+
     if args.momentum is not None and args.refresh_interval is None:
         raise ValueError("--momentum needs --refresh-interval (K_ref = steps_per_generation × num_iterations); "
                          "alone it would be ignored")
     log = load_log(args.log, reward_column=args.reward_column)
+    flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None}
+    hp, notes = merge(flags, find_hyperparameters(args.log) if not args.no_config else {})
+    for note in notes:
+        print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     try:
-        report = fit_run(log, momentum=args.momentum, refresh_interval=args.refresh_interval,
-                         forecast_steps=args.forecast, p1_laws=not args.quick)
+        report = fit_run(log, momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
+                         refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
+                         p1_laws=not args.quick)
+        report["hyperparameters"] = {**hp, "notes": notes}
     except ValueError:
         raise
     except Exception as exc:  # a log that loads but breaks a fit is still the log's problem: one line, exit 2
@@ -73,6 +81,8 @@ def add_fit_subcommand(sub) -> None:
                                                                   "interval)")
     p.add_argument("--json", action="store_true", help="print the full report as strict JSON")
     p.add_argument("--quick", action="store_true", help="skip P1's multi-start reference fits (most of the time)")
+    p.add_argument("--no-config", action="store_true",
+                   help="do not read learning rate, momentum and K_ref from a config beside the log")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (figure embedded)")
     p.add_argument("--png", metavar="FILE", help="write the report figure as PNG")
     p.set_defaults(func=_cmd_fit)
