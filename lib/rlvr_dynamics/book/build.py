@@ -688,9 +688,10 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                (NOT_TESTED, "{k} are not tested yet")]
     clauses = [p.format(k=counts[v]) for v, p in phrases if counts.get(v)]
     summary = ("; ".join(clauses[:-1]) + " and " + clauses[-1]) if len(clauses) > 1 else "".join(clauses)
-    abstract = (f"**In short.** This book tests all {n} claims of the two papers with code you can rerun, on small "
-                f"models and bandits that run on a laptop CPU. Of the {n}, {summary}. The GPU-scale claims are "
-                "tested on scaled-down stand-ins, and a page says so wherever that changes what a verdict means.")
+    abstract = (f"**In short.** This book tests all {n} claims of the two papers with code you can rerun, at CPU "
+                f"scale: closed forms, bandit simulations and small models trained with GRPO on CPUs. Of the {n}, "
+                f"{summary}. Claims about GPU-scale models are tested on scaled-down stand-ins or marked N/A; each "
+                "page states its setting in its results box and methods.")
     per_paper = []
     for paper in PAPERS:
         bits = []
