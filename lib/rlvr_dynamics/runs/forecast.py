@@ -97,7 +97,6 @@ def forecast(steps, reward, target_steps, *, reward_bounds: tuple[float, float] 
             sigma_eff = sigma * math.sqrt(max(1.0, fit.chi2_reduced))
         law_name = fit.law
         try:
-            m_t, lo_t, hi_t = fit.predict_interval(target)
             tw = t[-win:]
             law_value = float(np.mean(fit.predict(target)))
             # Δ and its sd: gradient of (law's mean over the target − law's mean over the persistence window)

@@ -405,7 +405,7 @@ def _lm(law, theta, s, y, sw, lo, hi, max_iter=20):
     return theta, cost
 
 
-def _fit_one(law, s, y, w, rb, dt, bounds_note) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def _fit_one(law, s, y, w, rb, dt) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     lo_s, hi_s = _shape_bounds(law, dt)
     grid = _shape_grid(law, dt, s, y)
     stride = max(1, s.size // 200)
@@ -457,7 +457,7 @@ def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] 
     else:
         sig_t = np.asarray(sigma_t, dtype=float)[ok]
     w = 1.0 / sig_t ** 2
-    theta, cost, lo, hi = _fit_one(law, s, y, w, reward_bounds, dt, None)
+    theta, cost, lo, hi = _fit_one(law, s, y, w, reward_bounds, dt)
     yhat = _model(law, theta, s)
     resid = y - yhat
     ss_tot = float(np.sum((y - y.mean()) ** 2))
@@ -588,11 +588,11 @@ def _physical(law, th, cov, window, fixed):
     for j, nm in enumerate(("r0", "r_inf")):
         sd[nm] = None if (cov is None or fixed[j]) else math.sqrt(max(cov[j, j], 0.0))
     for nm, fn in fns.items():
-        v, e = _delta(fn, th, cov)
-        out[nm] = v
-        sd[nm] = None if fixed[2:].any() and law != "oscillatory" and nm == "t_fast" and fixed[3] else e
+        out[nm], sd[nm] = _delta(fn, th, cov)
     if law == "overdamped" and fixed[2]:
         sd["t_slow"] = sd["t_fast"] = None
+    if law == "overdamped" and fixed[3]:
+        sd["t_fast"] = None
     if law == "oscillatory" and fixed[2]:
         sd["decay_rate"] = None
     if law == "oscillatory" and fixed[3]:
