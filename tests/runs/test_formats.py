@@ -313,3 +313,13 @@ def test_cli_reads_the_project_run_config(capsys):
     report = json.loads(out)
     assert report["hyperparameters"]["refresh_interval"] == 32
     assert report["response"]["reading"]["stability"]["margin"] is not None
+
+
+@pytest.mark.parametrize("folder", ["tensorboardx", "tensorboard"])
+def test_event_files_written_by_the_real_writers(folder):
+    """Samples written by tensorboardX 2.6.5's ``SummaryWriter.add_scalar`` (simple_value) and by tensorboard
+    2.21.0's ``EventFileWriter`` with a scalar TensorProto (what ``torch.utils.tensorboard`` writes), steps 1–8."""
+    from pathlib import Path
+
+    log = load_log(Path(__file__).parent / "data" / folder)
+    _assert_same(log, "train/reward")
