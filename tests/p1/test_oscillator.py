@@ -189,3 +189,34 @@ def test_invalid_shapes_and_sde_args():
         sde.sde_ensemble(c, np.nan)
     with pytest.raises(ValueError, match="refresh_interval"):
         osc.critical_learning_rate(0.9, 1.0, 0)
+
+
+def test_fit_modes_recovers_coefficients_with_free_initial_state():
+    """A sampled closed-form solution (any initial state) returns (M, C) exactly, with tiny SEs."""
+    t = np.arange(800.0)
+    for mom, kref in ((0.9, 1), (0.5, 4), (0.95, 30)):
+        c = osc.coefficients(1e-3, mom, 1.0, kref)
+        e = 0.7 * osc.unit_response(t, c) - 3.0 * np.asarray(osc.unit_response_velocity(t, c))
+        f = osc.fit_modes(e, 1e-3)
+        assert not f.at_bound
+        assert f.mass == pytest.approx(c.mass, rel=1e-6) and f.damping == pytest.approx(c.damping, rel=1e-6)
+        assert f.mass_rel_se < 1e-6 and f.damping_rel_se < 1e-6
+
+
+def test_fit_modes_flags_modes_without_a_continuum_counterpart():
+    # e_{k+2} = -0.5 e_{k+1}: a negative real root has no continuum decay rate
+    e = (-0.5) ** np.arange(40.0) + 0.9 ** np.arange(40.0)
+    f = osc.fit_modes(e, 1e-3)
+    assert f.at_bound and f.mass_rel_se == np.inf and f.damping_rel_se == np.inf
+
+
+def test_fit_modes_rejects_short_input():
+    with pytest.raises(ValueError, match="at least 6"):
+        osc.fit_modes(np.ones(5), 1e-3)
+    with pytest.raises(ValueError, match="stiffness_eff"):
+        osc.fit_modes(np.ones(10), -1.0)
+
+
+def test_oscillator_fit_standard_errors_default_to_inf_without_covariance():
+    f = osc.OscillatorFit(0.1, 0.01, 1.0, 0.0, 1e-3)
+    assert f.mass_rel_se == np.inf and f.damping_rel_se == np.inf and f.v0 == 0.0

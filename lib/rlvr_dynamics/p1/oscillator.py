@@ -35,7 +35,7 @@ __all__ = [
     "Coefficients", "coefficients", "damping_ratio", "natural_frequency", "damped_frequency",
     "characteristic_roots", "regime", "REGIMES", "critical_refresh_interval", "critical_learning_rate",
     "oscillation_onset", "critical_damping_eta_k", "unit_response", "unit_response_velocity", "trajectory",
-    "reward_trajectory", "fit_coefficients", "OscillatorFit",
+    "reward_trajectory", "fit_coefficients", "OscillatorFit", "fit_modes",
 ]
 
 REGIMES = ("overdamped", "critical", "underdamped", "unstable")
@@ -292,6 +292,29 @@ class OscillatorFit:
     e0: float
     rmse: float
     stiffness_eff: float
+    v0: float = 0.0
+    """Initial velocity ė(0) (0 for :func:`fit_coefficients`, fitted by :func:`fit_modes`)."""
+    cov: np.ndarray | None = None
+    """Covariance of (γ, log ω0²) from the Jacobian at the optimum, s²(JᵀJ)⁻¹ with s² = RSS/(n − p)
+    (:func:`fit_modes` only); None when not computed or singular."""
+    at_bound: bool = False
+    """True when γ or log ω0² ended on its search bound: the coefficient is not identified by the data."""
+
+    @property
+    def mass_rel_se(self) -> float:
+        """Relative standard error of M (= SE of log ω0², since M = K_eff/ω0²); inf at a bound or without ``cov``."""
+        if self.cov is None or self.at_bound:
+            return float("inf")
+        return float(np.sqrt(max(self.cov[1, 1], 0.0)))
+
+    @property
+    def damping_rel_se(self) -> float:
+        """Relative standard error of C = 2γM (delta method over (γ, log ω0²)); inf at a bound or without ``cov``."""
+        if self.cov is None or self.at_bound or self.gamma == 0:
+            return float("inf")
+        g = self.gamma
+        var = self.cov[0, 0] / g**2 + self.cov[1, 1] - 2.0 * self.cov[0, 1] / g
+        return float(np.sqrt(max(var, 0.0)))
 
     @property
     def mass(self) -> float:
@@ -363,3 +386,66 @@ def fit_coefficients(t, e, stiffness_eff, *, fit_e0: bool = False, n_starts: int
     e0 = best.x[2] if fit_e0 else e0_fixed
     rmse = float(np.sqrt(np.mean((model(best.x) - e) ** 2)))
     return OscillatorFit(float(g), float(np.exp(lw)), float(e0), rmse, k_eff)
+
+
+def fit_modes(e, stiffness_eff) -> OscillatorFit:
+    """Identify the oscillator's two modes from a noise-free trajectory sampled once per step, with the initial
+    state free (P1 §3.3 coefficients; used by P1-C1/C2/C3) [D].
+
+    A solution of M ë + C ė + K e = 0 sampled at unit steps obeys e_{k+2} = α e_{k+1} + β e_k exactly, with
+    λ1 + λ2 = α, λ1 λ2 = −β and decay rates s_i = −log λ_i (γ = (s1 + s2)/2, ω0² = s1 s2). (α, β) are fitted by
+    ordinary least squares, so neither the initial state nor a mapping of the discrete update's first step onto a
+    continuum state at rest is imposed. Standard errors: s²(XᵀX)⁻¹ of (α, β), s² = RSS/(n − 2), carried to
+    (γ, log ω0²) by the delta method. ``at_bound`` is True when the modes have no continuum counterpart (a root
+    ≤ 0 on the real axis, or |λ| ≥ 1): the coefficients are then not identified. ``e0`` is e[0]; ``v0`` the velocity
+    of the fitted continuum solution through e[0], e[1]. Time unit: one sample.
+    """
+    e = as_finite_array("e", e).ravel()
+    if e.size < 6:
+        raise ValueError(f"e must have at least 6 points, got {e.size}")
+    k_eff = float(check_positive("stiffness_eff", stiffness_eff))
+    scale = max(np.max(np.abs(e)), 1e-300)
+    y = e / scale
+    x = np.stack([y[1:-1], y[:-2]], axis=1)
+    target = y[2:]
+    coef, *_ = np.linalg.lstsq(x, target, rcond=None)
+    resid = x @ coef - target
+    dof = max(target.size - 2, 1)
+    s2 = float(resid @ resid) / dof
+    try:
+        cov_ab = s2 * np.linalg.inv(x.T @ x)
+    except np.linalg.LinAlgError:
+        cov_ab = None
+
+    def gw(ab):
+        lam = np.roots([1.0, -ab[0], -ab[1]]).astype(complex)
+        if np.any(np.abs(lam) >= 1.0) or np.any((np.abs(lam.imag) < 1e-15) & (lam.real <= 0.0)):
+            return None
+        sr = -np.log(lam)
+        return np.array([float(np.real(sr.sum()) / 2.0), float(np.log(np.real(sr.prod())))])
+
+    p = gw(coef)
+    rmse = float(np.sqrt(np.mean(resid**2)) * scale)
+    if p is None or not np.all(np.isfinite(p)):
+        return OscillatorFit(float("nan"), float("nan"), float(e[0]), rmse, k_eff, at_bound=True)
+    cov = None
+    if cov_ab is not None:
+        jac = np.empty((2, 2))
+        ok = True
+        for j in range(2):
+            h = 1e-7 * max(abs(coef[j]), 1e-3)
+            d = np.zeros(2)
+            d[j] = h
+            hi_, lo_ = gw(coef + d), gw(coef - d)
+            if hi_ is None or lo_ is None:
+                ok = False
+                break
+            jac[:, j] = (hi_ - lo_) / (2 * h)
+        if ok:
+            cov = jac @ cov_ab @ jac.T
+    g, w0sq = float(p[0]), float(np.exp(p[1]))
+    # initial velocity of the continuum solution through the first two samples
+    u1 = float(_response(np.array(1.0), g, w0sq))
+    w1 = float(-_response(np.array(1.0), g, w0sq, velocity=True) / w0sq)
+    v0 = (float(e[1]) - float(e[0]) * u1) / w1 if w1 != 0 else float("nan")
+    return OscillatorFit(g, w0sq, float(e[0]), rmse, k_eff, v0=v0, cov=cov, at_bound=cov is None)
