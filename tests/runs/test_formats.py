@@ -323,3 +323,13 @@ def test_event_files_written_by_the_real_writers(folder):
 
     log = load_log(Path(__file__).parent / "data" / folder)
     _assert_same(log, "train/reward")
+
+
+def test_mlflow_file_store_written_by_mlflow():
+    """Metric files written by mlflow 3.17.2 (``MLFLOW_ALLOW_FILE_STORE=true``, ``mlflow.log_metric``), steps 1–8."""
+    from pathlib import Path
+
+    run = Path(__file__).parent / "data" / "mlruns" / "0" / "3af7b01102d84f5ea7379dc0c9425113"
+    log = load_log(run)
+    _assert_same(log, "train/reward")
+    assert "entropy" in log.series
