@@ -59,6 +59,9 @@ def test_book_has_a_page_per_notebook_one_scorecard_row_per_claim_and_the_reader
     for page in ("intro", "scorecard", "rerun", "own-runs", "p1/index", "p2/index", "explorer",
                  "_generated/downloads"):
         assert (html / f"{page}.html").exists(), page
+    for page in build.STATIC_PAGES:  # every hand-written page is in the TOC and built
+        if (registry.BOOK_DIR / f"{page}.md").exists():
+            assert (html / f"{page}.html").exists(), page
     intro = (html / "intro.html").read_text(encoding="utf-8")
     assert "Results at a glance" in intro and "Headline figures" in intro and "verdict-badge" in intro
     assert (html / "_static" / "mathjax" / "tex-svg.js").exists()
