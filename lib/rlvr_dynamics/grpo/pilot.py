@@ -1,0 +1,120 @@
+"""The learning-rate pilot of the sharpening testbed: a rule written down before the pilot ran.
+
+**Rule (fixed before any pilot run; P1 main grid).** For each model size, one pilot run per learning rate
+η ∈ {1e-4, 3e-4, 1e-3} on the pilot seed (``seed = warm_start_seed = 100``, never used by the analysis), G = 4,
+64 prompts per step, 300 steps, Adam β1 = 0.9, everything else as in the main grid. On the per-step training reward
+r_k (TRL's ``reward``: the mean over the step's 64 × G completions):
+
+* start ``r0`` = mean of r_1 … r_10; smoothed curve ``s`` = trailing 10-step rolling mean;
+* ``rise`` = max_{k ≥ 10} s_k − r0;
+* ``steps_to_90`` = first k ≥ 10 with s_k ≥ r0 + 0.9 · rise;
+* ``collapsed`` = the project's one collapse rule (:func:`rlvr_dynamics.runs.diagnostics.detect_collapse` reports a
+  collapse step);
+* a learning rate *qualifies* if it does not collapse, its rise is ≥ 0.1 (it learns) and steps_to_90 ≤ 150.
+
+The size's learning rate is the **largest qualifying η**, used for both G = 4 and G = 16 and every seed. If none
+qualifies, the largest η that does not collapse and rises ≥ 0.1 is taken and the pilot is reported as failing
+the rule; if none even does that, the size is dropped from the main grid.
+
+Reported beside each pilot run (not used by the rule): the noise ceiling 1 − σ²/Var(r), σ = std(Δr)/√2.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+PILOT_LEARNING_RATES = (1e-4, 3e-4, 1e-3)
+"""Candidate learning rates of the pilot."""
+PILOT_SEED = 100
+"""Seed (and warm-start seed) of the pilot runs; excluded from every analysis."""
+MAX_STEPS_TO_90 = 150
+"""A qualifying run reaches 90 % of its rise within this many steps."""
+MIN_RISE = 0.1
+"""A qualifying run rises at least this much (it learns)."""
+START_WINDOW = 10
+"""Steps averaged for the start ``r0`` and the rolling-mean window."""
+
+
+@dataclass(frozen=True)
+class PilotResult:
+    """The rule's quantities for one pilot run."""
+
+    learning_rate: float
+    r0: float
+    """Mean reward of the first ``START_WINDOW`` steps."""
+    rise: float
+    """Peak of the smoothed reward minus ``r0``."""
+    steps_to_90: int | None
+    """First step where the smoothed reward reaches ``r0 + 0.9·rise`` (None if the rise is not positive)."""
+    collapsed: bool
+    """The project's collapse rule fired."""
+    noise_ceiling: float
+    """1 − σ²/Var(r) of the per-step reward (reported, not used by the rule)."""
+
+    @property
+    def qualifies(self) -> bool:
+        return (not self.collapsed and self.rise >= MIN_RISE and self.steps_to_90 is not None
+                and self.steps_to_90 <= MAX_STEPS_TO_90)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "qualifies": self.qualifies}
+
+
+def pilot_result(learning_rate: float, steps, rewards) -> PilotResult:
+    """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step)."""
+    from ..runs.analysis import noise_ceiling, rolling_mean
+    from ..runs.diagnostics import detect_collapse
+    from ..runs.logs import RunLog
+
+    steps = np.asarray(steps, dtype=int)
+    r = np.asarray(rewards, dtype=float)
+    if r.size < 2 * START_WINDOW or r.shape != steps.shape or not np.all(np.isfinite(r)):
+        raise ValueError(f"rewards must be {2 * START_WINDOW} or more finite values, one per step; got {r.size}")
+    r0 = float(r[:START_WINDOW].mean())
+    s = rolling_mean(r, START_WINDOW)
+    tail = s[START_WINDOW - 1:]
+    rise = float(tail.max() - r0)
+    hit = np.nonzero(tail >= r0 + 0.9 * rise)[0] if rise > 0 else np.array([], dtype=int)
+    steps_to_90 = int(steps[START_WINDOW - 1 + hit[0]]) if hit.size else None
+    log = RunLog(steps=steps, series={"reward": r}, reward_column="reward", source="pilot")
+    collapsed = detect_collapse(log).detail.get("collapse_step") is not None
+    return PilotResult(float(learning_rate), r0, rise, steps_to_90, collapsed, float(noise_ceiling(r)))
+
+
+def choose_learning_rate(results: list[PilotResult]) -> tuple[float | None, str]:
+    """The rule's choice among one size's pilot runs, and why (see the module docstring)."""
+    ok = sorted((p for p in results if p.qualifies), key=lambda p: p.learning_rate)
+    if ok:
+        return ok[-1].learning_rate, "largest qualifying learning rate"
+    fallback = sorted((p for p in results if not p.collapsed and p.rise >= MIN_RISE), key=lambda p: p.learning_rate)
+    if fallback:
+        return fallback[-1].learning_rate, "no rate qualifies: largest that learns without collapsing (rule failed)"
+    return None, "no rate learns without collapsing: size dropped"
+
+
+def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
+    """Apply the rule to the committed runs of a pilot experiment file: ``{model: {"results": [PilotResult as
+    dict, ...], "learning_rate": chosen η or None, "why": str, "missing": [run ids not (yet) complete]}}``."""
+    import json
+    from pathlib import Path
+
+    from ..paths import RUNS_DIR
+    from ..runs.logs import load_log
+    from .config import load_experiment
+
+    root = Path(runs_dir) if runs_dir else RUNS_DIR
+    by_model: dict[str, dict] = {}
+    for cfg in load_experiment(config_path):
+        entry = by_model.setdefault(cfg.model, {"results": [], "missing": []})
+        run_dir = root / cfg.run_id()
+        info = json.loads((run_dir / "config.json").read_text()) if (run_dir / "config.json").exists() else {}
+        if not info.get("complete"):
+            entry["missing"].append(cfg.run_id())
+            continue
+        log = load_log(run_dir / "metrics.csv", reward_column="reward")
+        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward))
+    for entry in by_model.values():
+        entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"])
+        entry["results"] = [r.as_dict() for r in entry["results"]]
+    return by_model
