@@ -49,10 +49,12 @@ def test_noise_ceiling_closed_form():
     n, sigma = 20000, 0.1
     y = np.linspace(0, 1, n) + rng.normal(0, sigma, n)
     assert runs.noise_ceiling(y) == pytest.approx(1 - sigma ** 2 / (1 / 12 + sigma ** 2), abs=0.01)
-    assert runs.step_noise(y) == pytest.approx(sigma, rel=0.02)
+    assert runs.step_sigma(y, robust=False) == pytest.approx(sigma, rel=0.02)
     assert math.isnan(runs.noise_ceiling(np.ones(10)))
-    with pytest.raises(ValueError, match="at least 3"):
-        runs.step_noise([1.0, 2.0])
+    assert runs.step_sigma([1.0, 2.0]) == 0.0 and math.isnan(runs.noise_ceiling([1.0, 2.0]))   # too short: no noise
+    # the robust sigma ignores a single large step (a fast rise), the plain one does not
+    y = np.r_[np.zeros(500), np.ones(500)] + rng.normal(0, 0.01, 1000)
+    assert runs.step_sigma(y) == pytest.approx(0.01, rel=0.1) and runs.step_sigma(y, robust=False) > 0.02
 
 
 def test_reward_bounds_rule():

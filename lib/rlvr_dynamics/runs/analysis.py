@@ -53,28 +53,6 @@ def mean_curve(runs: list[CommittedRun], column: str = "reward") -> tuple[np.nda
     return runs[0].steps[:n], np.nanmean(ys, axis=0), np.nanstd(ys, axis=0)
 
 
-def step_noise(y) -> float:
-    """Per-step noise σ of a reward series, σ = std(Δr)/√2 (differences cancel the slow trend; finite values only)."""
-    y = np.asarray(y, dtype=float)
-    y = y[np.isfinite(y)]
-    if y.size < 3:
-        raise ValueError(f"need at least 3 finite rewards to estimate the noise, got {y.size}")
-    return float(np.std(np.diff(y), ddof=1) / math.sqrt(2.0))
-
-
-def noise_ceiling(y) -> float:
-    """The best R² any smooth curve can reach on a noisy series: 1 − σ²/Var(r), σ from :func:`step_noise`.
-
-    An R² target above this ceiling cannot be met by any law: a verdict on it is INCONCLUSIVE, not FAIL.
-    """
-    y = np.asarray(y, dtype=float)
-    y = y[np.isfinite(y)]
-    var = float(np.var(y, ddof=1)) if y.size >= 3 else 0.0
-    if var <= 0.0:
-        return float("nan")
-    return 1.0 - step_noise(y) ** 2 / var
-
-
 def rolling_mean(y: np.ndarray, window: int) -> np.ndarray:
     """Trailing rolling mean (the first window-1 points average what is available)."""
     y = np.asarray(y, dtype=float)

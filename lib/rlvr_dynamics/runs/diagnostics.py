@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from .logs import RunLog
-from .response_laws import step_sigma
+from .noise import step_sigma
 
 DETECTORS = ("reward_hacking", "advantage_degeneracy", "policy_concentration", "dynamical_instability",
              "collapse_warning")

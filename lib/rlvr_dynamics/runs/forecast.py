@@ -31,7 +31,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .response_laws import Z80, fit_response, fit_response_laws, step_sigma
+from .noise import step_sigma
+from .response_laws import Z80, fit_response, fit_response_laws
 
 PREFIXES = (0.1, 0.2, 0.3, 0.5)
 """Prefix fractions of the calibration protocol."""

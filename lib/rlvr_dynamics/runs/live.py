@@ -35,6 +35,7 @@ import numpy as np
 from . import diagnostics as diag
 from . import response_laws as rl
 from .logs import REWARD_COLUMNS, RunLog
+from .noise import noise_ceiling
 
 
 class RunDoctor:
@@ -94,7 +95,7 @@ class RunDoctor:
             return {}
         bounds = (0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None
         fits = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
-        out: dict[str, float] = {"dynamics/noise_ceiling": rl.noise_ceiling_of(reward, rl.step_sigma(reward))}
+        out: dict[str, float] = {"dynamics/noise_ceiling": noise_ceiling(reward)}
         margin = None
         pref = fits["preferred"]
         if pref is not None:

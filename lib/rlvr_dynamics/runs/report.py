@@ -22,6 +22,7 @@ import numpy as np
 
 from .._checks import check_in_range, check_int, check_positive
 from .logs import RunLog
+from .noise import noise_ceiling
 
 
 @dataclass
@@ -137,7 +138,7 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     sigma = rl.step_sigma(reward)
     rise = float(np.ptp(reward))
     report["noise"] = {"sigma": sigma, "sigma_plain": rl.step_sigma(reward, robust=False),
-                       "noise_ceiling": rl.noise_ceiling_of(reward, sigma),
+                       "noise_ceiling": noise_ceiling(reward),
                        "noise_over_range": sigma / rise if rise > 0 else None}
     resp = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
     pref = resp["preferred"]

@@ -1,0 +1,77 @@
+"""Step noise of a logged reward series and the noise ceiling it puts on any fit: the one definition of both.
+
+σ comes from first differences, σ = std(Δr)/√2 (differences cancel the slow trend). :func:`step_sigma` also has a
+robust variant (the default, used to weight fits and scale detector thresholds) that ignores the few large steps
+of a fast rise or a collapse; the noise ceiling 1 − σ²/Var(r) always uses the plain σ, the formula the book prints.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["step_sigma", "local_sigma", "noise_ceiling"]
+
+_TRIM_SD = 0.8796
+"""Standard deviation of a standard normal truncated to ±1.96 (its central 95 %)."""
+
+
+def step_sigma(y: np.ndarray, *, robust: bool = True) -> float:
+    """σ of the step noise from first differences. ``robust`` (default): the RMS deviation of Δr from its median
+    over the 95 % of steps closest to it, divided by 0.8796 (the same for Gaussian noise) and √2 — the few large
+    steps of a fast rise or a collapse no longer count as noise, and discrete rewards (many equal steps, where a
+    MAD would be 0) are still measured. ``robust=False``: std(Δr)/√2. Finite values only; 0 for < 3 points."""
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    if y.size < 3:
+        return 0.0
+    d = np.diff(y)
+    plain = float(np.std(d, ddof=1) / math.sqrt(2.0))
+    if not robust:
+        return plain
+    dev = np.abs(d - np.median(d))
+    keep = dev <= np.quantile(dev, 0.95)
+    if keep.sum() < 3:
+        return plain
+    trimmed = float(np.sqrt(np.mean((d[keep] - np.median(d)) ** 2))) / _TRIM_SD / math.sqrt(2.0)
+    return trimmed if trimmed > 0 else plain
+
+
+def local_sigma(y: np.ndarray, window: int | None = None) -> np.ndarray:
+    """σ_t: std(Δr)/√2 over a centred sliding window (default max(10, n/10) steps), floored at half the global σ
+    (and at 1e-12 × the reward scale), so one quiet stretch cannot take all the weight."""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    glob = step_sigma(y)
+    scale = max(float(np.ptp(y)) if n else 0.0, float(np.max(np.abs(y))) if n else 0.0, 1e-300)
+    floor = max(0.5 * glob, 1e-12 * scale)
+    if n < 6:
+        return np.full(n, max(glob, floor))
+    w = window or max(10, n // 10)
+    d = np.diff(y)
+    d2 = np.concatenate([[d[0]], d])   # one difference per point
+    c1 = np.cumsum(np.insert(d2, 0, 0.0))
+    c2 = np.cumsum(np.insert(d2 * d2, 0, 0.0))
+    idx = np.arange(n)
+    lo = np.clip(idx - w // 2, 0, n)
+    hi = np.clip(idx + w // 2 + 1, 0, n)
+    m = hi - lo
+    mean = (c1[hi] - c1[lo]) / m
+    var = np.maximum((c2[hi] - c2[lo]) / m - mean * mean, 0.0) * m / np.maximum(m - 1, 1)
+    return np.maximum(np.sqrt(var / 2.0), floor)
+
+
+def noise_ceiling(y) -> float:
+    """The best R² any smooth curve can reach on a noisy series: 1 − σ²/Var(r) with the plain σ = std(Δr)/√2
+    (finite values only; NaN for a constant or too short series).
+
+    Printed beside every R² in the project: an R² target above the ceiling cannot be met by any law, so a verdict on
+    it is INCONCLUSIVE, not FAIL.
+    """
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    var = float(np.var(y, ddof=1)) if y.size >= 3 else 0.0
+    if var <= 0.0:
+        return math.nan
+    sigma = step_sigma(y, robust=False)
+    return 1.0 - sigma * sigma / var
