@@ -25,7 +25,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .book.registry import load_registry, notebook_parameters
 
     for e in load_registry():
-        params = ", ".join(f"{k}={v['default']!r}" for k, v in notebook_parameters(e).items())
+        if e.path.exists():
+            params = ", ".join(f"{k}={v['default']!r}" for k, v in notebook_parameters(e).items())
+        else:   # an installed wheel: the registry ships, the notebooks live in the repository
+            params = "(notebook not installed: clone the repository to run it)"
         print(f"{e.id:32s} {e.paper}  {', '.join(e.claims):28s} {e.title}\n{'':35s}parameters: {params}")
     return 0
 

@@ -9,16 +9,21 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The repository checkout."""
+"""The repository checkout (meaningless for an installed wheel: see :data:`PACKAGE_DATA`)."""
+PACKAGE_DATA = Path(__file__).resolve().parent / "_data"
+"""Copies shipped inside the package (in the repository: links to ``book/claims.yml`` and
+``notebooks/registry/*.yml``), used when the package is installed without the repository."""
+IN_CHECKOUT = (REPO_ROOT / "book" / "claims.yml").exists()
+"""True when running from the repository (editable install), False from an installed wheel."""
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-"""Stored (executed) notebooks: the nbval baseline."""
-REGISTRY_DIR = NOTEBOOK_DIR / "registry"
+"""Stored (executed) notebooks: the nbval baseline (repository only)."""
+REGISTRY_DIR = NOTEBOOK_DIR / "registry" if IN_CHECKOUT else PACKAGE_DATA / "registry"
 """The notebook registry, one YAML per part."""
 STORED_CLAIMS_DIR = NOTEBOOK_DIR / "claims"
 """Verdicts recorded by the stored notebooks."""
 BOOK_DIR = REPO_ROOT / "book"
 """Jupyter Book sources; ``book/claims.yml`` is the claims ledger."""
-CLAIMS_PATH = BOOK_DIR / "claims.yml"
+CLAIMS_PATH = BOOK_DIR / "claims.yml" if IN_CHECKOUT else PACKAGE_DATA / "claims.yml"
 """Every claim of both papers with its pre-registered criterion."""
 DATA_DIR = REPO_ROOT / "data"
 """Committed configs and logs of the project's own GRPO runs."""

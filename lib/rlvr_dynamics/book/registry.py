@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import nbformat
 import yaml
 
 from .. import __version__
@@ -39,6 +38,13 @@ from .claims import CLAIMS_DIR_ENV, checklist
 
 PAPERS = {"P1": "Predictable GRPO", "P2": "Gradient gap and step-size thresholds"}
 _REQUIRED = ("id", "title", "paper", "chapter", "section", "claims", "figure", "order")
+
+
+def _nbformat():
+    """nbformat, imported on use: the base install (``pip install rlvr-dynamics``) lists notebooks without it."""
+    import nbformat
+
+    return nbformat
 
 
 class NotebookError(RuntimeError):
@@ -123,16 +129,19 @@ def notebook_parameters(entry: NotebookEntry) -> dict[str, dict[str, Any]]:
     every top-level ``name = <literal>`` is a parameter, its trailing ``# comment`` the help text.
     """
     if not entry.path.exists():
-        raise ValueError(f"notebook file {entry.path} for registry id {entry.id!r} does not exist")
-    nb = nbformat.read(entry.path, as_version=4)
-    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+        raise ValueError(f"notebook file {entry.path} for registry id {entry.id!r} does not exist (notebooks ship "
+                         "with the repository, not with the installed package: clone it to rerun notebooks)")
+    nb = json.loads(entry.path.read_text(encoding="utf-8"))        # plain JSON: listing knobs needs no nbformat
+    cell = next((c for c in nb.get("cells", []) if c.get("cell_type") == "code"
+                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if cell is None:
         raise ValueError(f"{entry.path}: no cell tagged 'parameters'")
+    source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
     try:
-        tree = ast.parse(cell.source)
+        tree = ast.parse(source)
     except SyntaxError as exc:
         raise ValueError(f"{entry.path}: the parameters cell is not valid Python ({exc.msg}, line {exc.lineno})")
-    lines = cell.source.splitlines()
+    lines = source.splitlines()
     out: dict[str, dict[str, Any]] = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
@@ -206,7 +215,7 @@ def git_commit(short: bool = True) -> str:
 
 def source_hash(entry: NotebookEntry) -> str:
     """Hash of the notebook's code cells (not outputs): decides whether an executed copy is stale."""
-    nb = nbformat.read(entry.path, as_version=4)
+    nb = _nbformat().read(entry.path, as_version=4)
     code = "\n\0".join(c.source for c in nb.cells if c.cell_type == "code")
     return hashlib.sha256(code.encode()).hexdigest()[:16]
 
@@ -222,7 +231,7 @@ def _provenance_cell(entry: NotebookEntry, used: dict[str, Any], defaults: dict[
         f"Rerun: `rlvr-dynamics run {entry.id} -p NAME VALUE …`\n\n"
         "| parameter | value |\n|---|---|\n" + rows + "\n```"
     )
-    cell = nbformat.v4.new_markdown_cell(text)
+    cell = _nbformat().v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["provenance"]
     return cell
 
@@ -296,7 +305,7 @@ def run_notebook(entry: NotebookEntry, overrides: dict[str, Any] | None = None, 
         if recorded != set(entry.claims):
             raise NotebookError(f"notebook {entry.id!r} recorded claims {sorted(recorded)} but the registry "
                                 f"lists {sorted(entry.claims)}: make them agree")
-        nb = nbformat.read(tmp_nb, as_version=4)
+        nb = _nbformat().read(tmp_nb, as_version=4)
         runtime_s = round(time.perf_counter() - started, 1)
         if store:
             stored = copy.deepcopy(nb)
@@ -305,7 +314,7 @@ def run_notebook(entry: NotebookEntry, overrides: dict[str, Any] | None = None, 
             for cell in stored.cells:
                 cell.metadata.pop("papermill", None)
                 cell.metadata.pop("execution", None)
-            atomic_write_text(entry.path, nbformat.writes(stored) + "\n")
+            atomic_write_text(entry.path, _nbformat().writes(stored) + "\n")
             STORED_CLAIMS_DIR.mkdir(parents=True, exist_ok=True)
             atomic_write_text(STORED_CLAIMS_DIR / f"{entry.id}.claims.json", claims_json.read_text())
         nb.metadata["rlvr_dynamics"] = {"parameters": used, "defaults": defaults, "commit": git_commit(),
@@ -314,7 +323,7 @@ def run_notebook(entry: NotebookEntry, overrides: dict[str, Any] | None = None, 
         nb.cells.insert(1, _provenance_cell(entry, used, defaults))
         atomic_write_text(out_dir / f"{entry.id}.claims.json", claims_json.read_text())
         target = out_dir / f"{entry.id}.ipynb"
-        atomic_write_text(target, nbformat.writes(nb) + "\n")
+        atomic_write_text(target, _nbformat().writes(nb) + "\n")
         (out_dir / f"{entry.id}.failed.ipynb").unlink(missing_ok=True)
     return target
 
@@ -325,14 +334,14 @@ def copy_stored(entry: NotebookEntry, out_dir: Path) -> Path:
     if not claims_json.exists():
         raise ValueError(f"no stored verdicts {claims_json} for {entry.id!r}: run `rlvr-dynamics run {entry.id} "
                          "--store` first")
-    nb = nbformat.read(entry.path, as_version=4)
+    nb = _nbformat().read(entry.path, as_version=4)
     defaults = {k: v["default"] for k, v in notebook_parameters(entry).items()}
     nb.metadata["rlvr_dynamics"] = {"parameters": defaults, "defaults": defaults, "commit": git_commit(),
                                     "version": __version__, "source_hash": source_hash(entry), "stored": True}
     nb.cells.insert(1, _provenance_cell(entry, defaults, defaults))
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out_dir / f"{entry.id}.claims.json", claims_json.read_text())
-    return atomic_write_text(out_dir / f"{entry.id}.ipynb", nbformat.writes(nb) + "\n")
+    return atomic_write_text(out_dir / f"{entry.id}.ipynb", _nbformat().writes(nb) + "\n")
 
 
 def executed_is_current(entry: NotebookEntry, out_dir: Path) -> bool:
@@ -340,5 +349,5 @@ def executed_is_current(entry: NotebookEntry, out_dir: Path) -> bool:
     path = out_dir / f"{entry.id}.ipynb"
     if not path.exists() or not (out_dir / f"{entry.id}.claims.json").exists():
         return False
-    meta = nbformat.read(path, as_version=4).metadata.get("rlvr_dynamics", {})
+    meta = _nbformat().read(path, as_version=4).metadata.get("rlvr_dynamics", {})
     return meta.get("source_hash") == source_hash(entry)
