@@ -31,7 +31,7 @@ test: $(STAMP)
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env -p no:cacheprovider
 
 screenshot: $(STAMP)
-	$(PY) -c "from rlvr_dynamics.browser_check import check_book; check_book('book/_build/html', pages=['intro.html'], screenshot='docs/book.png')"
+	$(PY) -c "from rlvr_dynamics.book.browser_check import check_book; check_book('book/_build/html', pages=['intro.html'], screenshot='docs/book.png')"
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(PY) $$f; done
