@@ -196,7 +196,7 @@ Run `rlvr-dynamics params p1_regimes` or `rlvr-dynamics run <id> --store`; `rlvr
 $ .venv/bin/rlvr-dynamics list                # every notebook
 rlvr-dynamics run p1_regimes -p momentum 0.5
 rlvr-dynamics run p1_regimes \\
-    -p c2_momentum 0.5
+    -p c3_momentum 0.5
 rlvr-dynamics fit path/to/trainer_state.json --json > report.json
 rlvr-dynamics fitt x
 rlvr-dynamics run <id> --store
@@ -214,7 +214,7 @@ def test_extractor_finds_fenced_inline_and_continued_commands():
         ("sample.md:1", ("fit",), False),
         ("sample.md:4", ("list",), False),
         ("sample.md:5", ("run", "p1_regimes", "-p", "momentum", "0.5"), False),
-        ("sample.md:6", ("run", "p1_regimes", "-p", "c2_momentum", "0.5"), False),
+        ("sample.md:6", ("run", "p1_regimes", "-p", "c3_momentum", "0.5"), False),
         ("sample.md:8", ("fit", "path/to/trainer_state.json", "--json"), False),
         ("sample.md:9", ("fitt", "x"), False),
         ("sample.md:10", ("run", "<id>", "--store"), True),
@@ -228,7 +228,7 @@ def test_validator_rejects_invalid_documented_commands():
     assert (how, rc) == ("dry-run", 2) and "unknown parameter 'momentum'" in msg
     how, rc, msg = validate_command(by_line["sample.md:9"])   # no such subcommand
     assert (how, rc) == ("parsed", 2) and "invalid choice: 'fitt'" in msg
-    bad_type = DocCommand("x", "", ("run", "p1_regimes", "-p", "c2_momentum", "'fast'"), False)
+    bad_type = DocCommand("x", "", ("run", "p1_regimes", "-p", "c3_momentum", "'fast'"), False)
     how, rc, msg = validate_command(bad_type)
     assert (how, rc) == ("dry-run", 2) and "expects float" in msg
     bad_flag = DocCommand("x", "", ("fit", "path/to/log.csv", "--momentum", "high"), False)
@@ -247,7 +247,7 @@ def test_validator_accepts_valid_commands_without_executing(tmp_path, monkeypatc
     monkeypatch.setattr(registry, "run_notebook", boom)
     how, rc, msg = validate_command(by_line["sample.md:6"])
     assert (how, rc) == ("dry-run", 0), msg
-    assert "c2_momentum = 0.5  (changed)" in msg and msg.endswith("dry run: nothing executed")
+    assert "c3_momentum = 0.5  (changed)" in msg and msg.endswith("dry run: nothing executed")
     assert validate_command(by_line["sample.md:8"])[:2] == ("parsed", 0)    # placeholder path: parsed only
     assert validate_command(by_line["sample.md:10"])[:2] == ("parsed", 0)   # placeholder: parsed only
     assert validate_command(by_line["sample.md:4"])[:2] == ("executed", 0)
@@ -258,8 +258,8 @@ def test_dry_run_cli_exit_codes(capsys):
     assert "unknown notebook 'no_such_notebook'" in capsys.readouterr().err
     assert cli.main(["run", "p1_regimes", "-p", "no_such_knob", "1", "--dry-run"]) == 2
     assert "valid parameters:" in capsys.readouterr().err
-    assert cli.main(["run", "p1_regimes", "--store", "-p", "c2_momentum", "0.5", "--dry-run"]) == 2
+    assert cli.main(["run", "p1_regimes", "--store", "-p", "c3_momentum", "0.5", "--dry-run"]) == 2
     assert "default parameters" in capsys.readouterr().err
-    assert cli.main(["run", "p1_regimes", "-p", "c2_momentum", "1", "--dry-run"]) == 0
+    assert cli.main(["run", "p1_regimes", "-p", "c3_momentum", "1", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "would run p1_regimes" in out and "c2_momentum = 1.0  (changed)" in out  # int coerced to float
+    assert "would run p1_regimes" in out and "c3_momentum = 1.0  (changed)" in out  # int coerced to float
