@@ -87,7 +87,7 @@ def _cmd_book(args: argparse.Namespace) -> int:
 def _cmd_scorecard(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from .book.build import load_verdicts
+    from .book.markup import load_verdicts
     from .paths import BOOK_DIR, STORED_CLAIMS_DIR
 
     folder = Path(args.dir) if args.dir else (BOOK_DIR / "executed" if (BOOK_DIR / "executed").exists()

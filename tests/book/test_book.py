@@ -13,7 +13,7 @@ import sys
 import nbformat
 import pytest
 
-from rlvr_dynamics.book import build, claims, registry
+from rlvr_dynamics.book import build, claims, markup, pages, registry, site_pages
 from rlvr_dynamics.book.browser_check import check_book, find_chromium
 
 from rlvr_dynamics.paths import RUNS_DIR
@@ -55,11 +55,11 @@ def test_book_has_a_page_per_notebook_one_scorecard_row_per_claim_and_the_reader
         appendix = (html / "_generated" / f"claims-{paper.lower()}.html").read_text(encoding="utf-8")
         for cid, info in known.items():
             if info["paper"] == paper:
-                assert f'id="{build.claim_label(cid)}"' in appendix, f"no anchor for {cid}"
+                assert f'id="{markup.claim_label(cid)}"' in appendix, f"no anchor for {cid}"
     for page in ("intro", "scorecard", "rerun", "own-runs", "p1/index", "p2/index", "explorer",
                  "_generated/downloads"):
         assert (html / f"{page}.html").exists(), page
-    for page in build.STATIC_PAGES:  # every hand-written page is in the TOC and built
+    for page in site_pages.STATIC_PAGES:  # every hand-written page is in the TOC and built
         if (registry.BOOK_DIR / f"{page}.md").exists():
             assert (html / f"{page}.html").exists(), page
     intro = (html / "intro.html").read_text(encoding="utf-8")
@@ -90,7 +90,7 @@ def test_book_opens_offline_in_chromium_with_math_figures_captions_and_a_working
     problems = [f"{r.page}: {p}" for r in reports for p in r.problems]
     assert not problems, "\n".join(problems)
     assert sum(r.math_elements for r in reports) > 20, "expected typeset math across the book"
-    built_figures = sum(len(build.page_images(book_dir, e)) for e in registry.load_registry())
+    built_figures = sum(len(pages.page_images(book_dir, e)) for e in registry.load_registry())
     assert built_figures >= 1
     by_page = {r.page: r for r in reports}
     for e in registry.load_registry():

@@ -1,11 +1,11 @@
-"""The build-time transform from an executed notebook to a book page (``build.book_page``), on a small synthetic
+"""The build-time transform from an executed notebook to a book page (``pages.book_page``), on a small synthetic
 notebook: results box first, code folded, stray reprs gone, figures numbered and captioned, provenance last."""
 from __future__ import annotations
 
 import nbformat
 import pytest
 
-from rlvr_dynamics.book import build, claims, registry
+from rlvr_dynamics.book import claims, explorer, markup, pages, registry
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
@@ -57,7 +57,7 @@ ROWS = [{"id": "P1-C2", "notebook": "demo_page", "verdict": "PARTIAL", "statemen
 @pytest.fixture(scope="module")
 def page():
     verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
-    return build.book_page(_notebook(), _entry(), ROWS, verdicts)
+    return pages.book_page(_notebook(), _entry(), ROWS, verdicts)
 
 
 def test_results_box_comes_right_after_the_title_with_a_badge_per_claim(page):
@@ -109,21 +109,21 @@ def test_provenance_is_folded_at_the_bottom_with_downloads(page):
 def test_the_transform_is_idempotent_from_the_raw_copy(tmp_path):
     entry = _entry()
     verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
-    once = build.book_page(_notebook(), entry, ROWS, verdicts)
-    twice = build.book_page(_notebook(), entry, ROWS, verdicts)
+    once = pages.book_page(_notebook(), entry, ROWS, verdicts)
+    twice = pages.book_page(_notebook(), entry, ROWS, verdicts)
     strip = lambda nb: [(c.cell_type, c.source, c.metadata.get("tags")) for c in nb.cells]  # noqa: E731
     assert strip(once) == strip(twice)
 
 
 def test_first_sentence_keeps_math_and_decimals():
-    assert build.first_sentence("Slope is 1.5 at $x=0.5. y$ here. Next one.") == "Slope is 1.5 at $x=0.5. y$ here."
+    assert markup.first_sentence("Slope is 1.5 at $x=0.5. y$ here. Next one.") == "Slope is 1.5 at $x=0.5. y$ here."
 
 
 def test_explorer_data_comes_from_the_closed_forms():
     from rlvr_dynamics.p1 import oscillator as osc
 
-    data = build.explorer_data(n_time=20, n_map=8)
-    g = build.EXPLORER_GRID
+    data = explorer.explorer_data(n_time=20, n_map=8)
+    g = explorer.EXPLORER_GRID
     assert len(data["curves"]) == len(g["momentum"]) * len(g["eta_k"]) * len(g["refresh_interval"])
     i, j, k = 3, 6, 3
     c = data["curves"][f"{i}_{j}_{k}"]
@@ -144,21 +144,21 @@ def test_a_figure_without_a_section_heading_is_captioned_by_its_own_titles():
     nb = _notebook()
     audit = {"suptitle": "Reward against step", "axes": [{"title": "G = 4"}, {"title": "G = 4"}, {"title": ""}]}
     nb.cells[3].outputs[2]["data"]["application/vnd.rlvr-dynamics.figure-audit+json"] = audit
-    caps = build.figure_captions(nb, _entry())
+    caps = pages.figure_captions(nb, _entry())
     assert caps[0] == "Reward against step; G = 4."
 
 
 def test_an_explicit_caption_in_the_cell_metadata_wins():
     nb = _notebook()
     nb.cells[5].metadata["mystnb"] = {"figure": {"caption": "My own caption."}}
-    caps = build.figure_captions(nb, _entry())
+    caps = pages.figure_captions(nb, _entry())
     assert caps[1] == caps[2] == "My own caption."
 
 
 def test_figure_data_is_written_as_a_long_csv():
     audit = {"series": [{"axes": 1, "kind": "line", "label": "G = 4", "x": [0.0, 1.0], "y": [0.5, None]}]}
-    assert build.figure_data_csv(audit) == "axes,kind,label,x,y\n1,line,G = 4,0.0,0.5\n1,line,G = 4,1.0,\n"
-    assert build.figure_data_csv({"series": []}) is None
+    assert pages.figure_data_csv(audit) == "axes,kind,label,x,y\n1,line,G = 4,0.0,0.5\n1,line,G = 4,1.0,\n"
+    assert pages.figure_data_csv({"series": []}) is None
 
 
 def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatch):
@@ -166,10 +166,10 @@ def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatc
     out.mkdir()
     nbformat.write(_notebook(), out / "demo_page.ipynb")
     verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
-    build.make_pages(tmp_path, [_entry()], ROWS, verdicts)
+    pages.make_pages(tmp_path, [_entry()], ROWS, verdicts)
     first = (out / "demo_page.ipynb").read_text()
     assert (out / "demo_page.raw.ipynb").exists()
-    build.make_pages(tmp_path, [_entry()], ROWS, verdicts)  # the page is not transformed twice
+    pages.make_pages(tmp_path, [_entry()], ROWS, verdicts)  # the page is not transformed twice
     again = nbformat.read(out / "demo_page.ipynb", as_version=4)
     assert [c.source for c in again.cells] == [c.source for c in nbformat.reads(first, as_version=4).cells]
     assert sum("Results on this page" in c.source for c in again.cells) == 1

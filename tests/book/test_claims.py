@@ -168,7 +168,7 @@ def test_claim_verdicts_rejects_unknown_ids_and_verdicts():
 
 
 def test_claim_verdicts_reads_the_stored_notebook_verdicts():
-    from rlvr_dynamics.book.build import load_verdicts
+    from rlvr_dynamics.book.markup import load_verdicts
     from rlvr_dynamics.paths import STORED_CLAIMS_DIR
     rows = load_verdicts(STORED_CLAIMS_DIR)
     out = claims.claim_verdicts(rows)

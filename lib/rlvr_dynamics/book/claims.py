@@ -248,7 +248,7 @@ def _is_context(row: dict[str, Any]) -> bool:
 def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
 
-    ``rows`` are evidence rows as :func:`rlvr_dynamics.book.build.load_verdicts` returns them (each
+    ``rows`` are evidence rows as :func:`rlvr_dynamics.book.markup.load_verdicts` returns them (each
     ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, statement,
     criterion, scope, changed_after_result, verdict, measured, reason, evidence``: ``statement`` is the paper's
     statement (``paper_statement``, else the spec's line), ``criterion`` the pre-registered criterion dict,

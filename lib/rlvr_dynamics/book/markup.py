@@ -1,0 +1,180 @@
+"""Markdown shared by every generated page: verdict badges, claim and spec links, criterion text, verdicts.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+
+from .claims import NOT_TESTED, checklist, claim_verdicts, format_criterion
+from .registry import (PAPERS, NotebookEntry)
+
+
+GENERATED = "_generated"
+"""Folder (under the book) of everything the build writes; wiped at each build."""
+VERDICT_ORDER = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A", NOT_TESTED)
+"""Order in which verdicts are counted and listed."""
+VERDICT_HELP = {
+    "PASS": "the pre-registered criterion is met",
+    "PARTIAL": "the criterion is met in part",
+    "FAIL": "the criterion is not met",
+    "CONSISTENT": "holds by construction here: a consistency check, never evidence for a PASS",
+    "INCONCLUSIVE": "the test here could not have shown the effect",
+    "N/A": "needs what this machine lacks (GPU-scale models)",
+    NOT_TESTED: "no page records this claim",
+}
+
+def slug(text: str) -> str:
+    """``"The oscillator model"`` → ``"the-oscillator-model"``."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def chapters(entries: Iterable[NotebookEntry]) -> dict[str, list[tuple[str, list[NotebookEntry]]]]:
+    """``{paper: [(chapter, [entries…]), …]}``, chapters ordered by their first entry."""
+    grouped: dict[str, dict[str, list[NotebookEntry]]] = defaultdict(dict)
+    for e in entries:
+        grouped[e.paper].setdefault(e.chapter, []).append(e)
+    return {p: list(grouped[p].items()) for p in PAPERS if p in grouped}
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small Markdown helpers
+# ---------------------------------------------------------------------------------------------------------------
+
+def badge(verdict: str) -> str:
+    """Inline HTML verdict badge: ``<span class="verdict-badge verdict-pass" title="…">PASS</span>``."""
+    cls = "verdict-" + slug(verdict)
+    return (f'<span class="verdict-badge {cls}" title="{VERDICT_HELP.get(verdict, "")}">'
+            f'{verdict}</span>')
+
+
+def md_escape(text: Any) -> str:
+    """Text recorded by a notebook, safe inside Markdown (no accidental emphasis, math, roles or tables)."""
+    if text is None:
+        return "–"
+    out = str(text).replace("\\", "\\\\")
+    for ch in "*_[]<>$|`{}#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+def md_code(value: Any) -> str:
+    """A value as inline code (``–`` for None)."""
+    if value is None:
+        return "–"
+    text = str(value).replace("`", "'").replace("\n", " ")
+    return f"`{text}`"
+
+
+def claim_label(cid: str) -> str:
+    return "claim-" + cid.lower()
+
+
+def claim_ref(cid: str) -> str:
+    """``{ref}`P1-C3 <claim-p1-c3>``` — a link to the claim's entry in the claims appendix."""
+    return f"{{ref}}`{cid} <{claim_label(cid)}>`"
+
+
+def spec_label(paper: str) -> str:
+    return f"spec-sections-{paper.lower()}"
+
+
+_PROTECTED = re.compile(r"(\$\$.*?\$\$|\$[^$\n]*\$|```.*?```|~~~.*?~~~|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)|"
+                        r"\{[a-z:-]+\}`[^`]*`|^#+ [^\n]*$|^\([^)\n]*\)=$|<[^>\n]+>|^:[a-z-]+:.*$)",
+                        re.S | re.M)
+_CLAIM_ID = re.compile(r"\b(P[12]-C\d+)\b")
+_SECTION = re.compile(r"§\s?(\d+(?:\.\d+)*(?:\s?[–-]\s?\d+(?:\.\d+)*)?)")
+
+
+def link_references(markdown: str, paper: str) -> str:
+    """Link claim IDs (``P1-C3``) to the claims appendix and spec references (``§3.5``) to its section table.
+
+    Math, code, existing links, roles, headings and HTML are left untouched.
+    """
+    known = checklist()
+    parts = _PROTECTED.split(markdown)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 1 or not part:  # protected span
+            out.append(part)
+            continue
+        part = _CLAIM_ID.sub(lambda m: claim_ref(m.group(1)) if m.group(1) in known else m.group(1), part)
+        part = _SECTION.sub(lambda m: f"{{ref}}`§{m.group(1)} <{spec_label(paper)}>`", part)
+        out.append(part)
+    return "".join(out)
+
+
+def first_sentence(text: str, max_chars: int = 320) -> str:
+    """The first sentence of ``text`` (periods inside ``$…$`` math and decimals do not end it)."""
+    text = " ".join(text.split())
+    in_math = False
+    for i, ch in enumerate(text):
+        if ch == "$":
+            in_math = not in_math
+        elif ch in ".!?" and not in_math and (i + 1 == len(text) or text[i + 1] == " "):
+            if i + 2 < len(text) and not text[i + 2].isupper() and text[i + 2] not in "($*`":
+                continue
+            return text[: i + 1]
+    return text if len(text) <= max_chars else text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Verdicts
+# ---------------------------------------------------------------------------------------------------------------
+
+def load_verdicts(claims_dir: Path) -> list[dict]:
+    """Every recorded claim row in ``claims_dir/*.claims.json``, with its notebook id."""
+    rows = []
+    for path in sorted(Path(claims_dir).glob("*.claims.json")):
+        data = json.loads(path.read_text())
+        for row in data["claims"]:
+            rows.append({**row, "notebook": data["notebook"]})
+    return rows
+
+
+def per_claim(rows: list[dict], registered: Iterable[NotebookEntry]) -> list[dict]:
+    """One verdict per claim (:func:`rlvr_dynamics.book.claims.claim_verdicts`) over the registered notebooks."""
+    ids = {e.id for e in registered}
+    return claim_verdicts([r for r in rows if r["notebook"] in ids])
+
+
+CRITERION_FIELDS = (("statistic", "Statistic"), ("threshold", "Pass if"), ("partial", "Partial if"),
+                    ("inconclusive_if", "Inconclusive if"), ("tolerance", "Tolerance"), ("seeds", "Seeds"))
+"""Fields of a pre-registered criterion (``book/claims.yml``) in the order the book shows them."""
+
+
+def criterion_fields(cid: str) -> list[tuple[str, str]]:
+    """The pre-registered criterion of a claim as ``[(label, markdown), …]``: the fields of its ``criterion``
+    dict (escaped plain text), else the spec's ``confirm`` line (which may hold math)."""
+    info = checklist()[cid]
+    crit = info.get("criterion")
+    if isinstance(crit, dict):
+        out = []
+        for key, label in CRITERION_FIELDS:
+            value = crit.get(key)
+            if value not in (None, ""):
+                text = re.sub(r"^(PASS|PARTIAL|INCONCLUSIVE):\s*", "", str(value))
+                out.append((label, md_escape(text)))
+        if out:
+            return out
+    if isinstance(crit, str) and crit.strip():
+        return [("Criterion", md_escape(crit))]
+    return [("Pass if", info.get("confirm") or "–")]
+
+
+def criterion_text(cid: str, verdict: dict | None = None) -> str:
+    """The short form of a claim's criterion: its pass rule (``threshold``), else the whole criterion."""
+    fields = dict(criterion_fields(cid))
+    return fields.get("Pass if") or format_criterion(checklist()[cid].get("criterion")) or "–"
+
+
+def statement_text(cid: str) -> str:
+    """The claim as the paper states it (``paper_statement``, escaped), else the spec's checklist line (math)."""
+    info = checklist()[cid]
+    if info.get("paper_statement"):
+        return md_escape(str(info["paper_statement"]).strip())
+    return (info.get("statement") or "").strip()

@@ -1,0 +1,318 @@
+"""Executed notebook → book page, a build-time transform (the notebooks need no edits): results box first,
+code folded, stray reprs removed, figures numbered and captioned, provenance folded last (see :mod:`.build`).
+"""
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .._io import atomic_write_text
+from .markup import (_CLAIM_ID, GENERATED, badge, claim_ref, criterion_fields, first_sentence, link_references,
+                     md_code, md_escape, statement_text)
+from .registry import NotebookEntry
+
+
+MAX_PRINT_LINES = 10
+"""Printed outputs longer than this are folded on the page."""
+FIGURE_AUDIT_MIME = "application/vnd.rlvr-dynamics.figure-audit+json"
+"""Mime type of the figure audit (``rlvr_dynamics.plotting.AUDIT_MIME``); stripped from the pages."""
+_JUNK_REPR = re.compile(r"^\s*(\[?<(matplotlib|mpl_toolkits)\.|<Figure size|Text\(|\[?\{'id':|"
+                        r"\[<matplotlib|<Axes)")
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook → book page
+# ---------------------------------------------------------------------------------------------------------------
+
+def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> str:
+    """The results box at the top of a page: one block per claim the page records."""
+    mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
+    order = [c for c in entry.claims if c in mine] + [c for c in mine if c not in entry.claims]
+    lines = [f":::{{admonition}} Results on this page",
+             ":class: rlvr-results", ""]
+    if not order:
+        lines += ["No verdict recorded for this page yet (run `rlvr-dynamics run "
+                  f"{entry.id}`).", ":::"]
+        return "\n".join(lines)
+    for cid in order:
+        r = mine[cid]
+        overall = verdicts.get(cid, {})
+        lines.append(f"{badge(r['verdict'])} **{claim_ref(cid)}** · {statement_text(cid)}")
+        lines.append("")
+        lines.append(f"- *Tested here:* {md_escape(r.get('statement'))}"
+                     + (" *(context: not the paper's setting)*" if r.get("context") else ""))
+        values = [f"*{label}:* {md_code(r.get(key))}" for key, label in
+                  (("paper_value", "Paper / closed form"), ("measured", "measured"), ("tolerance", "tolerance"))
+                  if r.get(key) is not None]
+        if values:
+            lines.append("- " + " · ".join(values))
+        fields = criterion_fields(cid)
+        lines.append(f"- *Pre-registered criterion:* " + "; ".join(
+            f"{label.lower()}: {text}" for label, text in fields if label in ("Statistic", "Pass if")))
+        if r.get("reason"):
+            lines.append(f"- *Why this verdict:* {md_escape(r['reason'])}")
+        n_pages = len({e['notebook'] for e in overall.get('evidence', [])})
+        if n_pages > 1:
+            lines.append(f"- *Overall verdict over the {n_pages} pages that test {cid}:* "
+                         f"{badge(overall['verdict'])} (see the {{doc}}`scorecard </scorecard>`)")
+        lines.append("")
+    lines.append(":::")
+    return "\n".join(lines)
+
+
+def _is_image(out: dict) -> bool:
+    return out.get("output_type") in ("display_data", "execute_result") and any(
+        k.startswith("image/") for k in out.get("data", {}))
+
+
+def _is_junk(out: dict, claims_cell: bool) -> bool:
+    """A stray output: matplotlib reprs, a figure that did not render, the claims list, stderr."""
+    kind = out.get("output_type")
+    if kind == "stream":
+        return out.get("name") == "stderr"
+    if kind in ("display_data", "execute_result"):
+        data = {k: v for k, v in out.get("data", {}).items() if k != FIGURE_AUDIT_MIME}
+        if set(data) <= {"text/plain"}:
+            text = data.get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
+            return (not text.strip() or bool(_JUNK_REPR.match(text)) or bool(re.search(r" at 0x[0-9a-f]+>", text))
+                    or (kind == "execute_result" and claims_cell))
+    return False
+
+
+def _output_lines(outs: list[dict]) -> int:
+    n = 0
+    for o in outs:
+        if o.get("output_type") == "stream":
+            text = o.get("text", "")
+            n += ("".join(text) if isinstance(text, list) else text).count("\n")
+        else:
+            text = o.get("data", {}).get("text/plain", "")
+            n += ("".join(text) if isinstance(text, list) else text).count("\n") + 1
+    return n
+
+
+def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
+    """One caption per image output, in order (rules in the module docstring)."""
+    title_idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
+    figures = []  # (explicit caption or None, preceding markdown index, figure audit or None)
+    last_md = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            last_md = i
+            continue
+        if cell.cell_type != "code":
+            continue
+        explicit = (cell.metadata.get("mystnb", {}).get("figure", {}) or {}).get("caption")
+        for o in cell.get("outputs", []):
+            if _is_image(o):
+                figures.append((explicit, last_md, o.get("data", {}).get(FIGURE_AUDIT_MIME)))
+    captions = []
+    for n, (explicit, md, audit) in enumerate(figures):
+        if explicit:
+            captions.append(str(explicit))
+            continue
+        text = nb.cells[md].source.strip() if md is not None and md != title_idx else ""
+        m = re.match(r"#{2,4}\s+(.+?)\s*(?:\n|$)(.*)", text, re.S)
+        titles = []
+        if isinstance(audit, dict):
+            titles = [audit.get("suptitle") or ""] + [ax.get("title") or "" for ax in audit.get("axes", [])]
+            titles = [t for t in dict.fromkeys(t.strip() for t in titles) if t]
+        if m:
+            heading, body = m.group(1).strip(), m.group(2).strip()
+            sentence = first_sentence(body.split("\n\n")[0]) if body else ""
+            cap = heading.rstrip(".") + "." + (" " + sentence if sentence else "")
+        elif titles:
+            cap = "; ".join(titles) + "."
+        else:
+            cap = entry.figure + (f" (figure {n + 1} of {len(figures)} on this page)" if len(figures) > 1 else "")
+        captions.append(cap[0].upper() + cap[1:] if cap else entry.title)
+    return captions
+
+
+def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> Any:
+    """The book page for one executed notebook (layout in the module docstring); returns a new notebook."""
+    nb = copy.deepcopy(nb)
+    captions = figure_captions(nb, entry)
+    cells = list(nb.cells)
+    provenance = [c for c in cells if "provenance" in c.metadata.get("tags", [])]
+    cells = [c for c in cells if "provenance" not in c.metadata.get("tags", [])]
+    out_cells: list[Any] = []
+    title_done = False
+    fig_no = 0
+    mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
+    section_claims: list[str] = []
+    noted: set[str] = set()
+    for cell in cells:
+        tags = list(cell.metadata.get("tags", []))
+        if cell.cell_type == "markdown":
+            src = cell.source
+            heading = re.match(r"\s*#{2,4}\s+([^\n]+)", src)
+            if heading:
+                section_claims = [c for c in _CLAIM_ID.findall(heading.group(1)) if c in mine]
+            if not title_done:
+                title_done = True
+                m = re.match(r"\s*(#\s+[^\n]+)\n?(.*)", src, re.S)
+                title, rest = (m.group(1), m.group(2).strip()) if m else (f"# {entry.title}", src.strip())
+                out_cells.append(nbformat.v4.new_markdown_cell(title))
+                box = nbformat.v4.new_markdown_cell(results_box(entry, rows, verdicts))
+                box.metadata["tags"] = ["rlvr-results"]
+                out_cells.append(box)
+                if rest:
+                    out_cells.append(nbformat.v4.new_markdown_cell(link_references(rest, entry.paper)))
+                continue
+            cell.source = link_references(src, entry.paper)
+            out_cells.append(cell)
+            continue
+        if cell.cell_type != "code":
+            out_cells.append(cell)
+            continue
+        claims_cell = "claims.record(" in cell.source
+        outs = []
+        for o in cell.get("outputs", []):
+            if _is_junk(o, claims_cell):
+                continue
+            o = copy.deepcopy(o)
+            if "data" in o:
+                o["data"].pop(FIGURE_AUDIT_MIME, None)
+            outs.append(o)
+        # split the outputs into runs of text and single figures, each in its own cell
+        pieces: list[tuple[str, list]] = []
+        for o in outs:
+            if _is_image(o):
+                pieces.append(("figure", [o]))
+            elif pieces and pieces[-1][0] == "text":
+                pieces[-1][1].append(o)
+            else:
+                pieces.append(("text", [o]))
+        cell.metadata["tags"] = sorted(set(tags) | {"hide-input"})
+        cell.metadata.pop("mystnb", None)
+        cell.outputs = []
+        out_cells.append(cell)
+        for kind, group in pieces:
+            if (kind == "text" and out_cells[-1] is cell and not cell.outputs and not claims_cell
+                    and _output_lines(group) <= MAX_PRINT_LINES):
+                cell.outputs = group  # short printout: stays with its cell
+                continue
+            extra = nbformat.v4.new_code_cell("# output of the cell above (book layout)")  # empty cells are skipped
+            extra.outputs = group
+            extra.metadata["tags"] = ["remove-input"]
+            if kind == "figure":
+                fig_no += 1
+                extra.metadata["mystnb"] = {"figure": {
+                    "caption": captions[fig_no - 1] if fig_no <= len(captions) else entry.title,
+                    "name": f"fig-{entry.id.replace('_', '-')}-{fig_no}"}}
+                extra.metadata["tags"].append("rlvr-figure")
+            elif claims_cell or _output_lines(group) > MAX_PRINT_LINES:
+                extra.metadata["tags"].append("hide-output")
+            out_cells.append(extra)
+            if kind == "figure":
+                todo = [c for c in section_claims if c not in noted]
+                if todo:
+                    noted.update(todo)
+                    out_cells.append(_verdict_note(todo, mine, fig_no))
+    out_cells = _merge_quiet_code(out_cells)
+    for cell in provenance:
+        src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
+        downloads = (f"\nDownloads: {{download}}`executed notebook </{GENERATED}/downloads/{entry.id}.ipynb>` · "
+                     f"{{download}}`verdicts (JSON) </{GENERATED}/downloads/{entry.id}.claims.json>` · "
+                     "committed runs and figures: "
+                     f"{{doc}}`downloads </{GENERATED}/downloads>`.\n")
+        src = src.rstrip()
+        if src.endswith("```"):
+            src = src[:-3].rstrip() + "\n" + downloads + "```"
+        cell.source = src
+        out_cells.append(cell)
+    nb.cells = out_cells
+    nb.metadata.setdefault("rlvr_dynamics", {})["book_page"] = True
+    return nb
+
+
+def _verdict_note(claim_ids: list[str], mine: dict[str, dict], fig_no: int) -> Any:
+    """A short "what this figure shows" note after a figure whose section tests a claim: the recorded verdict,
+    the measured value against the paper's and the computed reason."""
+    lines = []
+    for cid in claim_ids:
+        r = mine[cid]
+        vals = [f"measured {md_code(r.get('measured'))}"] if r.get("measured") is not None else []
+        if r.get("paper_value") is not None:
+            vals.append(f"paper / closed form {md_code(r.get('paper_value'))}")
+        lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}:** "
+                     + (", ".join(vals) + ". " if vals else "")
+                     + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
+    cell = nbformat.v4.new_markdown_cell("\n\n".join(lines))
+    cell.metadata["tags"] = ["rlvr-figure-note"]
+    return cell
+
+
+def _merge_quiet_code(cells: list[Any]) -> list[Any]:
+    """Join runs of folded code cells that show nothing into one cell (one "show code" toggle, not five)."""
+    out: list[Any] = []
+    for cell in cells:
+        prev = out[-1] if out else None
+        quiet = (cell.cell_type == "code" and not cell.get("outputs")
+                 and "remove-input" not in cell.metadata.get("tags", []))
+        if (quiet and prev is not None and prev.cell_type == "code" and not prev.get("outputs")
+                and "remove-input" not in prev.metadata.get("tags", [])):
+            prev.source = prev.source.rstrip() + "\n\n" + cell.source
+            prev.metadata["tags"] = sorted(set(prev.metadata.get("tags", [])) | set(cell.metadata.get("tags", [])))
+            continue
+        out.append(cell)
+    return out
+
+
+def make_pages(book_dir: Path, entries: list[NotebookEntry], rows: list[dict], verdicts: dict[str, dict]) -> None:
+    """Rewrite ``executed/<id>.ipynb`` as its book page; the untransformed copy stays as ``<id>.raw.ipynb``."""
+    out_dir = book_dir / "executed"
+    for e in entries:
+        page, raw = out_dir / f"{e.id}.ipynb", out_dir / f"{e.id}.raw.ipynb"
+        nb = nbformat.read(page, as_version=4)
+        if nb.metadata.get("rlvr_dynamics", {}).get("book_page"):
+            nb = nbformat.read(raw, as_version=4)
+        else:
+            atomic_write_text(raw, nbformat.writes(nb) + "\n")
+        atomic_write_text(page, nbformat.writes(book_page(nb, e, rows, verdicts)) + "\n")
+
+
+def page_figures(book_dir: Path, entry: NotebookEntry) -> list[tuple[bytes, dict | None]]:
+    """The PNG figures of a page's executed notebook, in order, each with its figure audit (or None)."""
+    import base64
+    raw = book_dir / "executed" / f"{entry.id}.raw.ipynb"
+    path = raw if raw.exists() else book_dir / "executed" / f"{entry.id}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            png = o.get("data", {}).get("image/png") if _is_image(o) else None
+            if png:
+                audit = o.get("data", {}).get(FIGURE_AUDIT_MIME)
+                out.append((base64.b64decode("".join(png) if isinstance(png, list) else png),
+                            audit if isinstance(audit, dict) else None))
+    return out
+
+
+def page_images(book_dir: Path, entry: NotebookEntry) -> list[bytes]:
+    """The PNG figures of a page's executed notebook, in order."""
+    return [png for png, _ in page_figures(book_dir, entry)]
+
+
+def figure_data_csv(audit: dict) -> str | None:
+    """The data plotted in one figure (its audit's ``series``) as a long CSV: axes, kind, label, x, y."""
+    import csv
+    import io
+    series = audit.get("series") if isinstance(audit, dict) else None
+    if not series:
+        return None
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["axes", "kind", "label", "x", "y"])
+    for sr in series:
+        for x, y in zip(sr.get("x", []), sr.get("y", [])):
+            writer.writerow([sr.get("axes"), sr.get("kind"), sr.get("label", ""),
+                             "" if x is None else x, "" if y is None else y])
+    return buf.getvalue()
