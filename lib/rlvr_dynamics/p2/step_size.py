@@ -295,16 +295,8 @@ def empirical_critical_step_size(step_sizes: Any, collapsed: Any) -> np.ndarray:
     ``step_sizes`` (E,) strictly increasing; ``collapsed`` (..., E) booleans (:func:`is_collapsed`). Returns (...,):
     ``nan`` when the smallest step already collapses, ``inf`` when none does.
     """
-    eta = check_in_range("step_sizes", step_sizes, 0.0, None, low_inclusive=False)
-    if eta.ndim != 1 or eta.size < 2 or np.any(np.diff(eta) <= 0):
-        raise ValueError("step_sizes must be a strictly increasing 1-D grid with >= 2 values")
-    col = np.asarray(collapsed, bool)
-    if col.shape[-1] != eta.size:
-        raise ValueError(f"collapsed must have shape (..., {eta.size}), got {col.shape}")
-    first = np.argmax(col, axis=-1)
-    anyc = col.any(-1)
-    out = np.where(anyc, np.sqrt(eta[np.maximum(first - 1, 0)] * eta[first]), np.inf)
-    return np.where(anyc & (first == 0), np.nan, out)
+    low, high = first_collapse_bracket(step_sizes, collapsed)
+    return np.where(np.isinf(high), np.inf, np.sqrt(low * np.where(np.isinf(high), 1.0, high)))
 
 
 @dataclass(frozen=True)
