@@ -1,16 +1,19 @@
 """Benchmark: seconds per GRPO step (TRL GRPOTrainer) per model, and the overhead of the dynamics callback.
 
-Fixed generation shape: 8 prompts × G = 4 completions, ``max_completion_length`` 8 tokens for the tiny models;
-2 prompts × G = 4, 32 tokens for SmolLM2-135M (chat prompts). Each variant runs ``--warmup`` steps, then times
-``--steps`` steps (wall clock of ``trainer.train``, minus the warm-up run's time measured separately).
+Shapes: the tiny models at the sharpening testbed's shape (64 prompts × G = 4, ``max_completion_length`` 6; warm
+start with a loose target, which changes the weights, not the cost); SmolLM2-135M at 4 prompts × G = 4, 32 tokens,
+chat prompts (the shape of the issue's ≤ 5 s/step target), full fine-tuning and LoRA (``peft``, rank 16).
+One training run per (model, variant); s/step is the mean wall time between consecutive step ends after
+``--warmup`` steps, so it includes generation, the update, and every callback (and the evaluation, where on).
 
-Variants: ``bare`` (TRL only), ``callback`` (GRPODynamicsCallback with the gap alignment, no evaluation),
-``callback+eval`` (plus a held-out greedy+sampled evaluation of 128 problems every 5 steps, the runner's default).
+Variants: ``bare`` (TRL only), ``callback`` (GRPODynamicsCallback, gap alignment every step), ``callback/5`` (gap
+alignment every 5 steps: ``gap_alignment_every = 5``), ``callback+eval`` (every step, plus the runner's held-out
+greedy and sampled evaluation of 128 problems every 10 steps).
 
-    .venv/bin/python bench/bench_grpo.py                 # tiny models (≈ 2 min on 2 cores)
-    .venv/bin/python bench/bench_grpo.py --smollm        # also SmolLM2 (≈ 2 more minutes)
+    .venv/bin/python bench/bench_grpo.py                  # tiny models
+    .venv/bin/python bench/bench_grpo.py --smollm         # also SmolLM2 (full and LoRA)
 
-Prints one line per (model, variant) and the overhead ratios. Run alone on the machine: two torch processes at
+Prints one line per (model, variant) and the overhead ratios. Run it alone on the machine: two torch processes at
 once on 2 cores slow both several-fold.
 """
 from __future__ import annotations
@@ -23,10 +26,15 @@ from rlvr_dynamics.paths import set_offline_env
 
 set_offline_env()
 
+TINY_VARIANTS = ("bare", "callback", "callback/5", "callback+eval")
+SMOLLM_VARIANTS = ("bare", "callback", "callback/5")
+
 
 def time_steps(cfg, variant: str, steps: int, warmup: int) -> float:
+    """Mean seconds per optimizer step of ``cfg`` with the callback ``variant`` (after ``warmup`` steps)."""
+    import numpy as np
     import torch
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, TrainerCallback
 
     from rlvr_dynamics.grpo.evaluation import accuracy
     from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
@@ -46,52 +54,66 @@ def time_steps(cfg, variant: str, steps: int, warmup: int) -> float:
         return {"reward": accuracy(model, tok, held, **kw),
                 "reward_sampled": accuracy(model, tok, held, do_sample=True, **kw)}
 
-    def one(n_steps: int) -> float:
-        cb = None
-        if variant != "bare":
-            cb = GRPODynamicsCallback(eval_fn=eval_fn if variant == "callback+eval" else None, eval_every=5)
-        with tempfile.TemporaryDirectory() as tmp:
-            c = cfg.replace(max_steps=n_steps, checkpoint_every=10_000)
-            trainer = make_trainer(c, path, tok, data, tmp, "cpu", callback=cb)
-            t = time.perf_counter()
-            trainer.train()
-            return time.perf_counter() - t
+    class Clock(TrainerCallback):
+        ends: list[float] = []
 
-    t_warm = one(warmup)
-    t_all = one(warmup + steps)
-    return (t_all - t_warm) / steps
+        def on_step_end(self, args, state, control, **kwargs):
+            self.ends.append(time.perf_counter())
+
+    cb = None
+    if variant != "bare":
+        cb = GRPODynamicsCallback(eval_fn=eval_fn if variant == "callback+eval" else None, eval_every=10,
+                                  gap_alignment_every=5 if variant == "callback/5" else 1)
+    clock = Clock()
+    clock.ends = []
+    with tempfile.TemporaryDirectory() as tmp:
+        c = cfg.replace(max_steps=warmup + steps, checkpoint_every=10_000)
+        trainer = make_trainer(c, path, tok, data, tmp, "cpu", callback=cb)
+        trainer.add_callback(clock)
+        trainer.train()
+    return float(np.mean(np.diff(clock.ends[warmup - 1:])))
 
 
-def main(argv=None) -> None:
+def _report(results: dict, model: str, variants) -> None:
+    bare = results[(model, "bare")]
+    parts = [f"{v} {100 * (results[(model, v)] / bare - 1):+.1f} %" for v in variants if v != "bare"]
+    print(f"{model:18s} overhead vs bare: " + ", ".join(parts), flush=True)
+
+
+def main(argv=None) -> dict:
     from rlvr_dynamics.grpo.config import RunConfig
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--smollm", action="store_true", help="also time SmolLM2-135M (3 steps after 1 warm-up)")
-    ap.add_argument("--models", default="tiny-s,tiny-m,tiny-l")
+    ap.add_argument("--steps", type=int, default=10, help="timed steps per (model, variant)")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--models", default="tiny-s,tiny-m,tiny-l,tiny-m4,tiny-l4", help="tiny sizes ('' for none)")
+    ap.add_argument("--prompts", type=int, default=64, help="prompts per step of the tiny models")
+    ap.add_argument("--smollm", action="store_true", help="also time SmolLM2-135M, full and LoRA")
+    ap.add_argument("--smollm-steps", type=int, default=4)
+    ap.add_argument("--lora-rank", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
-    results = {}
-    for model in args.models.split(","):
-        cfg = RunConfig(name="bench", model=model, num_prompts_per_step=8, num_generations=4,
-                        max_completion_length=8, learning_rate=1e-3)
-        for variant in ("bare", "callback", "callback+eval"):
-            sps = time_steps(cfg, variant, args.steps, args.warmup)
-            results[(model, variant)] = sps
-            print(f"{model:14s} {variant:14s} {sps:.4f} s/step", flush=True)
-        bare = results[(model, "bare")]
-        print(f"{model:14s} overhead: callback {100 * (results[(model, 'callback')] / bare - 1):+.1f} %, "
-              f"callback+eval {100 * (results[(model, 'callback+eval')] / bare - 1):+.1f} %", flush=True)
+    results: dict = {}
+    for model in [m for m in args.models.split(",") if m]:
+        cfg = RunConfig(name="bench", model=model, num_prompts_per_step=args.prompts, num_generations=4,
+                        max_completion_length=6, learning_rate=1e-3, warm_start_target_low=0.0,
+                        warm_start_target_high=1.0, num_threads=args.threads)
+        for variant in TINY_VARIANTS:
+            results[(model, variant)] = sps = time_steps(cfg, variant, args.steps, args.warmup)
+            print(f"{model:18s} {variant:14s} {sps:.4f} s/step", flush=True)
+        _report(results, model, TINY_VARIANTS)
     if args.smollm:
-        cfg = RunConfig(name="bench", model="smollm2-135m", num_prompts_per_step=2, num_generations=4,
-                        max_completion_length=32, prompt_style="chat", reward="last_number",
-                        eval_reward="last_number", learning_rate=1e-6, digits=1)
-        for variant in ("bare", "callback"):
-            sps = time_steps(cfg, variant, 3, 1)
-            results[("smollm2-135m", variant)] = sps
-            print(f"{'smollm2-135m':14s} {variant:14s} {sps:.3f} s/step", flush=True)
-        print(f"{'smollm2-135m':14s} overhead: callback "
-              f"{100 * (results[('smollm2-135m', 'callback')] / results[('smollm2-135m', 'bare')] - 1):+.1f} %")
+        for rank in (0, args.lora_rank):
+            name = "smollm2-135m" + (f"+lora{rank}" if rank else "")
+            cfg = RunConfig(name="bench", model="smollm2-135m", num_prompts_per_step=4, num_generations=4,
+                            max_completion_length=32, prompt_style="chat", reward="last_number",
+                            eval_reward="last_number", learning_rate=1e-5 if rank else 1e-6, digits=1,
+                            lora_rank=rank, num_threads=args.threads)
+            for variant in SMOLLM_VARIANTS:
+                results[(name, variant)] = sps = time_steps(cfg, variant, args.smollm_steps, 1)
+                print(f"{name:18s} {variant:14s} {sps:.3f} s/step", flush=True)
+            _report(results, name, SMOLLM_VARIANTS)
+    return results
 
 
 if __name__ == "__main__":

@@ -123,3 +123,18 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
     assert not json.loads((killed_dir / "config.json").read_text())["complete"]
     run(cfg, runs_dir=tmp_path / "killed", progress=False)
     assert (killed_dir / "metrics.csv").read_bytes() == full.read_bytes()
+
+
+def test_gap_alignment_every_k_steps(cache, tmp_path):
+    """``gap_alignment_every = 3``: estimates at steps 1 and 4 only, the running sum adds 3·η·[Δμ]₊ there."""
+    cfg = smoke_config(gap_alignment_every=3, reward="units_digit")
+    m = read_metrics(run(cfg, runs_dir=tmp_path, progress=False) / "metrics.csv")
+    measured = [s in (1, 4) for s in m["step"]]
+    for field in ("gap_alignment", "n_mixed_groups", "is_ratio_mean"):
+        assert [math.isfinite(x) for x in m[field]] == measured, field
+    total = 0.0
+    for k, eta, dmu, cum in zip(m["step"], m["step_size"], m["gap_alignment"], m["cumulative_gap_alignment"]):
+        if k in (1, 4):
+            total += 3 * eta * max(dmu, 0.0)
+        assert cum == pytest.approx(total, rel=1e-9, abs=1e-12)
+    assert all(x > 0 for x in m["update_norm"])  # tracked every step regardless

@@ -88,14 +88,12 @@ def _run_parallel(runs, root, args) -> int:
     import multiprocessing as mp
 
     from ..paths import cache_dir
-    from .tiny_model import WarmStart
+    from .runner import warm_start_spec
 
     def warm_dir(cfg):
-        if not cfg.is_tiny:
+        spec = warm_start_spec(cfg)
+        if spec is None:
             return None
-        spec = WarmStart(cfg.model, digits=cfg.warm_start_digits or cfg.digits, answer_length=cfg.answer_length,
-                         target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
-                         seed=cfg.warm_start_seed)
         return cache_dir() / "warmstart" / f"{spec.size}-{spec.key()}"
 
     missing: dict[str, object] = {}
@@ -104,7 +102,7 @@ def _run_parallel(runs, root, args) -> int:
         if d is not None and not (d / "warmstart.json").exists():
             missing.setdefault(str(d), cfg)
     def cost(cfg) -> float:  # rough relative cost, so that the longest runs start first
-        size = {"tiny-s": 1.0, "tiny-m": 1.5, "tiny-l": 4.0}.get(cfg.model, 100.0)
+        size = {"tiny-s": 1.0, "tiny-m": 1.5, "tiny-l": 4.0, "tiny-m4": 2.5, "tiny-l4": 5.0}.get(cfg.model, 100.0)
         return size * cfg.max_steps * cfg.num_prompts_per_step * cfg.num_generations / cfg.refresh_interval
 
     ready = sorted((c for c in runs if warm_dir(c) is None or str(warm_dir(c)) not in missing), key=cost,

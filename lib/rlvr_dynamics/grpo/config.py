@@ -43,6 +43,19 @@ DEVICES = ("auto", "cpu", "cuda")
 CONFIG_VERSION = 1
 """Bump when the meaning of a field or the training code changes in a way that changes results."""
 
+WARM_START_MODES = ("threshold", "mixture")
+"""``threshold``: supervised training on correct answers, stopped at the first check whose sampled success reaches
+``warm_start_target_low`` (the first P1 runs). ``mixture``: trained to convergence on a mixture of correct answers
+and near misses (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`), so that GRPO sharpens a prior."""
+
+ADDED_FIELD_DEFAULTS: dict[str, Any] = {
+    "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
+    "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0,
+}
+"""Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
+hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
+defaults reproduce the old behaviour exactly. Never change these defaults."""
+
 
 @dataclass
 class RunConfig:
@@ -66,6 +79,20 @@ class RunConfig:
     """Warm start stops at the first sampled success rate ≥ this (tiny models only)."""
     warm_start_target_high: float = 0.40
     """Upper end of the allowed initial success rate (tiny models only)."""
+    warm_start: str = "threshold"
+    """Warm-start procedure of tiny models, one of :data:`WARM_START_MODES`: ``threshold`` (stop early on correct
+    answers) or ``mixture`` (converge on correct answers mixed with near misses: GRPO then sharpens a prior)."""
+    warm_start_correct_frac: float = 0.2
+    """``mixture`` only: mean probability over prompts that a supervised target is exactly right (the expected
+    initial sampled success)."""
+    warm_start_difficulty_factor: float = 0.4
+    """``mixture`` only: that probability is multiplied by this per difficulty level (operands in the upper half of
+    their range, :func:`~rlvr_dynamics.grpo.tasks.difficulty`; 1: every prompt equally hard)."""
+    warm_start_steps: int = 2000
+    """``mixture`` only: supervised steps (warm-up then cosine decay); the warm start fails if not converged."""
+    answer_copies: int = 1
+    """The answer written this many times, comma-separated; exact reward needs all copies. With the ``mixture`` warm
+    start each copy is independently noisy: the P2 length knob where every token is uncertain."""
     reward: str = "exact"
     """Training reward: ``exact``, ``last_number`` or the gameable ``units_digit``. Evaluation is always strict."""
     eval_reward: str = "exact"
@@ -127,6 +154,12 @@ class RunConfig:
     """Save a resumable checkpoint (cache folder, never committed) every this many steps."""
     gap_alignment: bool = True
     """Estimate the per-step gap alignment (two extra forward passes per step)."""
+    gap_alignment_every: int = 1
+    """Estimate it every this many steps only (empty cells in between; the cumulative sum adds
+    ``gap_alignment_every × η × [Δμ]₊`` at each estimate). Larger values cut the callback's overhead."""
+    lora_rank: int = 0
+    """0: full fine-tuning. Else LoRA adapters of this rank on every linear layer (``peft``; α = 2 × rank), for
+    pretrained models: trains far fewer parameters, the base weights stay frozen."""
     device: str = "auto"
     """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``."""
     num_threads: int = 2
@@ -212,6 +245,31 @@ class RunConfig:
             bad("device", f"one of {DEVICES}")
         if not isinstance(self.gap_alignment, bool):
             bad("gap_alignment", "a bool")
+        int_in("gap_alignment_every", 1, 100_000)
+        if self.warm_start not in WARM_START_MODES:
+            bad("warm_start", f"one of {WARM_START_MODES}")
+        float_in("warm_start_correct_frac", 0.0, 1.0, lo_open=True, hi_open=True)
+        float_in("warm_start_difficulty_factor", 0.0, 1.0, lo_open=True)
+        int_in("warm_start_steps", 100, 1_000_000)
+        int_in("answer_copies", 1, 16)
+        int_in("lora_rank", 0, 1024)
+        if self.warm_start == "mixture" and not self.is_tiny:
+            bad("warm_start", f"'threshold' for model {self.model!r} (the 'mixture' warm start builds a tiny model, "
+                              f"one of {tuple(TINY_SIZES)})")
+        if self.warm_start == "mixture":
+            from .tasks import AnswerMixture
+
+            try:
+                AnswerMixture(self.warm_start_correct_frac, self.warm_start_difficulty_factor, digits=self.digits)
+            except ValueError as exc:
+                raise ValueError(f"RunConfig.warm_start_correct_frac={self.warm_start_correct_frac} with "
+                                 f"warm_start_difficulty_factor={self.warm_start_difficulty_factor}: {exc}") from None
+        if self.answer_copies > 1:
+            width = self.answer_length or self.digits + 1
+            need = self.answer_copies * width + self.answer_copies - 1
+            if self.max_completion_length < need:
+                bad("max_completion_length", f">= {need} (answer_copies={self.answer_copies} copies of up to {width} "
+                                             "characters plus separators)")
 
     # --------------------------------------------------------------------------------------------- identity
     @property
@@ -225,6 +283,9 @@ class RunConfig:
 
     def hashed_fields(self) -> dict[str, Any]:
         d = asdict(self)
+        for key, default in ADDED_FIELD_DEFAULTS.items():  # keeps the ids of runs made before these fields existed
+            if d[key] == default:
+                d.pop(key)
         d.pop("notes")
         d.pop("num_threads")  # does not change results on CPU (bitwise determinism holds at fixed thread count
         # only approximately across counts, but runs are compared at the project's fixed 2 threads)

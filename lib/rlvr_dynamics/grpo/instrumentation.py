@@ -21,6 +21,13 @@ TRL's own ``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``, ``k
   mixed; ``n_mixed_groups`` says how many were); ``logp_change_correct``/``logp_change_incorrect`` are the two means;
 * ``cumulative_gap_alignment``: M_k = Σ_{j≤k} η_j [Δμ_j]_+ (P2 spec §2.4);
 * ``update_norm``: ‖θ_{k+1} − θ_k‖₂ (tiny models only, see ``track_update_norm``);
+
+With ``gap_alignment_every = k > 1`` the gap alignment and the importance-ratio fields are estimated on steps 1,
+k+1, 2k+1, … only (empty cells in between, no extra forward pass), and the cumulative sum adds k·η·[Δμ]₊ at each
+estimate (the rectangle rule). Multi-process (DDP) training: rewards are TRL's gathered rewards, each process
+computes its own groups' log-probability changes and the gap alignment is all-reduced, so it equals the
+single-process value on the same batch; ``group_distinct_frac`` and the ratio fields are the main process's share;
+``eval_fn`` runs on the main process only.
 * ``eval_*``: whatever ``eval_fn(model)`` returns, every ``eval_every`` steps (and at the first step); the value is
   carried forward between evaluations and ``eval_step`` says when it was measured.
 
@@ -69,7 +76,8 @@ class GRPODynamicsCallback(TrainerCallback):
     """Per-step dynamics instrumentation for TRL ``GRPOTrainer`` (see the module docstring for the fields)."""
 
     def __init__(self, *, eval_fn: Callable[[Any], dict[str, float]] | None = None, eval_every: int = 5,
-                 gap_alignment: bool = True, track_update_norm: bool | None = None) -> None:
+                 gap_alignment: bool = True, track_update_norm: bool | None = None,
+                 gap_alignment_every: int = 1) -> None:
         """
         Args:
             eval_fn: ``eval_fn(model) -> {name: value}``; logged as ``eval_<name>``. Must not touch the global RNG
@@ -77,9 +85,14 @@ class GRPODynamicsCallback(TrainerCallback):
             eval_every: evaluation period in optimizer steps (also evaluated at step 1).
             gap_alignment: compute the gap alignment (two extra forward passes over the rollouts per step).
             track_update_norm: record ‖Δθ‖ (copies the parameters each step); default on below 50 M parameters.
+            gap_alignment_every: estimate the gap alignment and the ratio fields every this many steps only.
         """
         if eval_every < 1:
             raise ValueError(f"eval_every must be >= 1, got {eval_every}")
+        if isinstance(gap_alignment_every, bool) or not isinstance(gap_alignment_every, int) or gap_alignment_every < 1:
+            raise ValueError(f"gap_alignment_every must be an integer >= 1, got {gap_alignment_every!r}")
+        self.gap_alignment_every = gap_alignment_every
+        self._measure = True
         self.eval_fn = eval_fn
         self.eval_every = int(eval_every)
         self.gap_alignment = bool(gap_alignment)
@@ -105,14 +118,18 @@ class GRPODynamicsCallback(TrainerCallback):
         cb = self
 
         def _calculate_rewards(*args, **kwargs):
-            rewards_per_func = calc(*args, **kwargs)
+            rewards_per_func = calc(*args, **kwargs)  # gathered over processes by TRL
             w = trainer.reward_weights.to(rewards_per_func.device)
-            cb._rewards = (rewards_per_func * w.unsqueeze(0)).nansum(dim=1).detach().cpu()
+            cb._all_rewards = (rewards_per_func * w.unsqueeze(0)).nansum(dim=1).detach().cpu()
             return rewards_per_func
 
         def _generate_and_score_completions(inputs):
             out = gen(inputs)
             if trainer.model.training:
+                n = out["completion_ids"].shape[0]
+                if getattr(cb, "_all_rewards", None) is not None:
+                    rank = trainer.accelerator.process_index
+                    cb._rewards = cb._all_rewards[rank * n:(rank + 1) * n]
                 cb._on_new_batch(trainer, out)
             return out
 
@@ -123,22 +140,33 @@ class GRPODynamicsCallback(TrainerCallback):
             trainer.add_callback(self)
         return self
 
+    def _measured(self, step: int) -> bool:
+        """Whether optimizer step ``step`` (1-based) gets the gap alignment and ratio fields."""
+        return (step - 1) % self.gap_alignment_every == 0
+
     def _on_new_batch(self, trainer, out: dict[str, Any]) -> None:
         keys = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask")
         self._batch = {k: out[k].detach() for k in keys}
         self._pre_seq_logps = None
         temp = float(getattr(trainer, "temperature", 1.0) or 1.0)
         self._temperature = temp
-        tok_logps, seq_logps = sequence_logprobs(trainer.model, *(self._batch[k] for k in keys), temperature=temp)
+        first = trainer.state.global_step + 1
+        steps = range(first, first + max(1, int(getattr(trainer.args, "steps_per_generation", 1) or 1)))
+        self._batch_measured = any(self._measured(k) for k in steps)
+        if self._batch_measured:
+            tok_logps, seq_logps = sequence_logprobs(trainer.model, *(self._batch[k] for k in keys),
+                                                     temperature=temp)
+        else:
+            tok_logps = seq_logps = None
         self._gen_token_logps = tok_logps
         # On-policy: the policy about to be updated is the sampling policy, so these are also the θ_k log-probs.
         self._pre_seq_logps_candidate = seq_logps
         self._updates_since_generation = 0
         G = trainer.num_generations
-        rewards = self._rewards[: out["completion_ids"].shape[0]].numpy() if self._rewards is not None else None
         row: dict[str, float] = {}
-        if rewards is not None and rewards.size % G == 0:
-            groups = rewards.reshape(-1, G)
+        all_rewards = getattr(self, "_all_rewards", None)
+        if all_rewards is not None and all_rewards.numel() % G == 0:  # every group of every process
+            groups = all_rewards.numpy().reshape(-1, G)
             row["group_reward_std"] = float(np.nanstd(groups, axis=1).mean())
         comp = self._batch["completion_ids"].cpu().numpy()
         mask = self._batch["completion_mask"].cpu().numpy().astype(bool)
@@ -166,6 +194,14 @@ class GRPODynamicsCallback(TrainerCallback):
 
     def on_pre_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
         if self._batch is None or model is None:
+            return
+        self._measure = self._measured(state.global_step + 1) and self._gen_token_logps is not None
+        if not self._measure:
+            self._pre_params = None
+            track = self.track_update_norm
+            if track is None:
+                track = sum(p.numel() for p in model.parameters()) < 50_000_000
+            self._pre_params = [p.detach().clone() for p in model.parameters()] if track else None
             return
         b = self._batch
         if self._updates_since_generation == 0:
@@ -203,6 +239,11 @@ class GRPODynamicsCallback(TrainerCallback):
             self._row["update_norm"] = float("nan")
         if not self.gap_alignment or self._rewards is None:
             return
+        if not self._measure:
+            nan = float("nan")
+            self._row.update({"gap_alignment": nan, "cumulative_gap_alignment": self.cumulative_gap_alignment,
+                              "n_mixed_groups": nan, "logp_change_correct": nan, "logp_change_incorrect": nan})
+            return
         b = self._batch
         _, post = sequence_logprobs(model, b["prompt_ids"], b["prompt_mask"], b["completion_ids"],
                                     b["completion_mask"], temperature=self._temperature)
@@ -217,19 +258,26 @@ class GRPODynamicsCallback(TrainerCallback):
                 plus.append(d[ok].mean())
                 minus.append(d[~ok].mean())
                 per_group.append(d[ok].mean() - d[~ok].mean())
-        if per_group:
-            dmu = float(np.mean(per_group)) / lr
-            self._row.update({"logp_change_correct": float(np.mean(plus)),
-                              "logp_change_incorrect": float(np.mean(minus))})
+        sums = [float(np.sum(per_group)), float(len(per_group)), float(np.sum(plus)), float(np.sum(minus))]
+        if torch.distributed.is_available() and torch.distributed.is_initialized() \
+                and torch.distributed.get_world_size() > 1:  # mean over the groups of every process
+            t = torch.tensor(sums, dtype=torch.float64)
+            torch.distributed.all_reduce(t)
+            sums = t.tolist()
+        n_groups = int(round(sums[1]))
+        if n_groups:
+            dmu = sums[0] / n_groups / lr
+            self._row.update({"logp_change_correct": sums[2] / n_groups,
+                              "logp_change_incorrect": sums[3] / n_groups})
         else:
             dmu = 0.0
             self._row.update({"logp_change_correct": 0.0, "logp_change_incorrect": 0.0})
-        self.cumulative_gap_alignment += lr * max(dmu, 0.0)
+        self.cumulative_gap_alignment += self.gap_alignment_every * lr * max(dmu, 0.0)
         self._row.update({"gap_alignment": dmu, "cumulative_gap_alignment": self.cumulative_gap_alignment,
-                          "n_mixed_groups": float(len(per_group))})
+                          "n_mixed_groups": float(n_groups)})
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
-        if self.eval_fn is not None and model is not None and (
+        if self.eval_fn is not None and model is not None and state.is_world_process_zero and (
                 state.global_step == 1 or state.global_step % self.eval_every == 0):
             res = self.eval_fn(model)
             self._last_eval = {f"eval_{k}": float(v) for k, v in res.items()}

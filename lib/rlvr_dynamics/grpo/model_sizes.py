@@ -22,5 +22,8 @@ TINY_SIZES: dict[str, TinySize] = {
     "tiny-s": TinySize(32, 2, 2, 64),
     "tiny-m": TinySize(64, 2, 4, 128),
     "tiny-l": TinySize(128, 3, 4, 256),
+    "tiny-m4": TinySize(64, 4, 4, 128),
+    "tiny-l4": TinySize(128, 4, 4, 256),
 }
-"""The three model sizes of the P1 experiments (≈ 30 k, 110 k and 600 k parameters)."""
+"""Model sizes: the three of the first P1 experiments (≈ 24 k, 89 k and 505 k parameters; committed runs name them,
+so they never change) and two deeper ones for the sharpening testbed (4 layers; ≈ 170 k and 670 k parameters)."""

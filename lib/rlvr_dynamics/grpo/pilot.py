@@ -63,8 +63,8 @@ class PilotResult:
 
 def pilot_result(learning_rate: float, steps, rewards) -> PilotResult:
     """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step)."""
-    from ..runs.analysis import noise_ceiling, rolling_mean
     from ..runs.diagnostics import detect_collapse
+    from ..runs.noise import noise_ceiling
     from ..runs.logs import RunLog
 
     steps = np.asarray(steps, dtype=int)
@@ -72,8 +72,7 @@ def pilot_result(learning_rate: float, steps, rewards) -> PilotResult:
     if r.size < 2 * START_WINDOW or r.shape != steps.shape or not np.all(np.isfinite(r)):
         raise ValueError(f"rewards must be {2 * START_WINDOW} or more finite values, one per step; got {r.size}")
     r0 = float(r[:START_WINDOW].mean())
-    s = rolling_mean(r, START_WINDOW)
-    tail = s[START_WINDOW - 1:]
+    tail = np.convolve(r, np.ones(START_WINDOW) / START_WINDOW, mode="valid")  # trailing mean at steps 10, 11, …
     rise = float(tail.max() - r0)
     hit = np.nonzero(tail >= r0 + 0.9 * rise)[0] if rise > 0 else np.array([], dtype=int)
     steps_to_90 = int(steps[START_WINDOW - 1 + hit[0]]) if hit.size else None

