@@ -94,7 +94,8 @@ def choose_learning_rate(results: list[PilotResult]) -> tuple[float | None, str]
 
 def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
     """Apply the rule to the committed runs of a pilot experiment file: ``{model: {"results": [PilotResult as
-    dict, ...], "learning_rate": chosen η or None, "why": str, "missing": [run ids not (yet) complete]}}``."""
+    dict, ...], "learning_rate": chosen η or None, "why": str, "missing": [run ids not (yet) complete]}}``; a size
+    with a missing run gets no learning rate."""
     import json
     from pathlib import Path
 
@@ -114,6 +115,9 @@ def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
         log = load_log(run_dir / "metrics.csv", reward_column="reward")
         entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward))
     for entry in by_model.values():
-        entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"])
+        if entry["missing"]:
+            entry["learning_rate"], entry["why"] = None, f"pilot incomplete: {len(entry['missing'])} run(s) missing"
+        else:
+            entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"])
         entry["results"] = [r.as_dict() for r in entry["results"]]
     return by_model

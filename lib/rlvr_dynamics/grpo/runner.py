@@ -40,6 +40,7 @@ from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems
 # ---------------------------------------------------------------------------------------------------- training
 def warm_start_spec(cfg: RunConfig):
     """The :class:`~rlvr_dynamics.grpo.tiny_model.WarmStart` of a tiny-model config (None for other models)."""
+    from .model_sizes import TINY_SIZES
     from .tiny_model import WarmStart
 
     if not cfg.is_tiny:
@@ -48,9 +49,12 @@ def warm_start_spec(cfg: RunConfig):
                   target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
                   seed=cfg.warm_start_seed, answer_copies=cfg.answer_copies)
     if cfg.warm_start == "mixture":
+        # Adam step size ∝ 1/width (3e-3 at width 64): at 3e-3 the width-128 tiny-l4 diverged twice and had not
+        # converged after 5,000 steps.
+        lr = 3e-3 * min(1.0, 64 / TINY_SIZES[cfg.model].hidden_size)
         return WarmStart(cfg.model, mode="mixture", correct_frac=cfg.warm_start_correct_frac,
                          difficulty_factor=cfg.warm_start_difficulty_factor, max_steps=cfg.warm_start_steps,
-                         check_every=250, batch_size=128, eval_size=512, **common)
+                         check_every=250, batch_size=128, eval_size=512, learning_rate=lr, **common)
     return WarmStart(cfg.model, **common)
 
 
