@@ -15,6 +15,14 @@ greedy and sampled evaluation of 128 problems every 10 steps).
 
 Prints one line per (model, variant) and the overhead ratios. Run it alone on the machine: two torch processes at
 once on 2 cores slow both several-fold.
+
+Measured 2026-11-30 on 2 cores (other sessions mostly idle; 10 timed steps, so ±10 % noise), s/step
+bare / callback / callback/5 / callback+eval:
+tiny-s 0.080 / 0.090 / 0.097 / 0.113; tiny-m 0.124 / 0.149 / 0.118 / 0.148; tiny-l 0.252 / 0.344 / 0.300 / 0.399;
+tiny-m4 0.163 / 0.213 / 0.180 / 0.246; tiny-l4 0.376 / 0.510 / 0.385 / 0.424 (callback/5 overhead +2 … +21 %);
+SmolLM2-135M full 18.6 / 24.4 / 20.6 (4 × 4 × 32 tokens; the ≤ 5 s/step target is not met: generation
+dominates); LoRA r16 17.5 bare, 116 with the callback (not understood yet; callback/5 not measured). TRL's
+``gradient_checkpointing`` defaults to True and the runner keeps it: every figure includes the recomputation.
 """
 from __future__ import annotations
 
