@@ -138,3 +138,95 @@ def test_gap_alignment_every_k_steps(cache, tmp_path):
             total += 3 * eta * max(dmu, 0.0)
         assert cum == pytest.approx(total, rel=1e-9, abs=1e-12)
     assert all(x > 0 for x in m["update_norm"])  # tracked every step regardless
+
+
+def test_metrics_reach_reporting_callbacks_and_doctor_stops(cache, tmp_path):
+    """The callback's fields travel TRL's own metric path: a reporting callback placed where ``report_to``
+    integrations sit (before user callbacks) sees ``dynamics/*`` in the logged dict, and a doctor that asks to stop
+    ends training at that step on every process."""
+    from transformers import AutoTokenizer, TrainerCallback
+
+    from rlvr_dynamics.grpo.fields import DYNAMICS_PREFIX
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+    from rlvr_dynamics.grpo.runner import make_trainer, resolve_model, training_dataset
+
+    class Probe(TrainerCallback):  # what WandbCallback / TensorBoardCallback receive
+        def __init__(self):
+            self.logs = []
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.logs.append(dict(logs or {}))
+
+    class StopAtThree:  # the RunDoctor interface: update() -> dynamics/* scalars, should_stop
+        should_stop = False
+
+        def __init__(self):
+            self.seen = []
+
+        def update(self, step, metrics):
+            self.seen.append((step, dict(metrics)))
+            self.should_stop = step >= 3
+            return {"dynamics/plateau": 0.25 * step}
+
+        def record(self, step, metrics):
+            pass
+
+    cfg = smoke_config(reward="units_digit")
+    model_path, _ = resolve_model(cfg)
+    tok = AutoTokenizer.from_pretrained(model_path)
+    trainer = make_trainer(cfg, model_path, tok, training_dataset(cfg), tmp_path, "cpu")
+    probe, doctor = Probe(), StopAtThree()
+    trainer.callback_handler.callbacks.insert(0, probe)
+    cb = GRPODynamicsCallback(trainer, eval_fn=lambda model: {"reward": 0.5}, eval_every=2, doctor=doctor)
+    assert cb in trainer.callback_handler.callbacks
+    trainer.train()
+    assert trainer.state.global_step == 3  # stopped by the doctor, not at max_steps = 6
+    train_logs = [r for r in probe.logs if "reward" in r]
+    assert len(train_logs) == 3
+    for r in train_logs:
+        for f in ("gap_alignment", "cumulative_gap_alignment", "group_reward_std", "is_ratio_mean", "eval_reward"):
+            assert DYNAMICS_PREFIX + f in r, f
+            assert f not in r  # namespaced, not bare
+    assert [r["dynamics/plateau"] for r in train_logs] == [0.25, 0.5, 0.75]
+    # the doctor saw bare names and TRL's own metrics of the same step
+    step, metrics = doctor.seen[-1]
+    assert step == 3 and "reward" in metrics and "gap_alignment" in metrics and "entropy" in metrics
+
+
+def test_callback_needs_its_trainer():
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+
+    cb = GRPODynamicsCallback()
+    with pytest.raises(RuntimeError, match="needs its trainer"):
+        cb.on_train_begin(TrainingArguments(output_dir="unused", use_cpu=True, report_to="none"), TrainerState(),
+                          TrainerControl())
+    with pytest.raises(ValueError, match="eval_every"):
+        GRPODynamicsCallback(eval_every=0)
+    with pytest.raises(TypeError, match="RunDoctor"):
+        GRPODynamicsCallback(doctor=object())
+
+
+def test_fresh_sample_alignment_leaves_training_unchanged(cache, tmp_path):
+    """``gap_alignment_fresh = 4``: the fresh-sample estimate is logged on measured steps, its running sum follows
+    the rectangle rule, and drawing the fresh samples on an isolated RNG stream changes nothing else."""
+    from rlvr_dynamics.grpo.fields import FRESH_GAP_FIELDS
+
+    base = smoke_config(gap_alignment_every=2, reward="units_digit", seed=3)
+    fresh = smoke_config(gap_alignment_every=2, reward="units_digit", seed=3, gap_alignment_fresh=4)
+    a = read_metrics(run(base, runs_dir=tmp_path / "a", progress=False) / "metrics.csv")
+    b = read_metrics(run(fresh, runs_dir=tmp_path / "b", progress=False) / "metrics.csv")
+    for col in ("reward", "loss", "grad_norm", "gap_alignment", "update_norm", "eval_reward_sampled"):
+        assert list(a[col]) == list(b[col]) or all(math.isclose(x, y, rel_tol=0, abs_tol=0) or (x != x and y != y)
+                                                   for x, y in zip(a[col], b[col])), col
+    assert not any(f in a for f in FRESH_GAP_FIELDS)
+    measured = [s in (1, 3, 5) for s in b["step"]]
+    assert [math.isfinite(x) for x in b["gap_alignment_fresh"]] == measured
+    assert all(0.0 <= x <= 1.0 for x, m in zip(b["fresh_success"], measured) if m)
+    total = 0.0
+    for k, eta, dmu, cum in zip(b["step"], b["step_size"], b["gap_alignment_fresh"],
+                                b["cumulative_gap_alignment_fresh"]):
+        if k in (1, 3, 5):
+            total += 2 * eta * max(dmu, 0.0)
+        assert cum == pytest.approx(total, rel=1e-9, abs=1e-12)

@@ -50,7 +50,7 @@ and near misses (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`), so that GRPO
 
 ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
-    "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0,
+    "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -157,6 +157,10 @@ class RunConfig:
     gap_alignment_every: int = 1
     """Estimate it every this many steps only (empty cells in between; the cumulative sum adds
     ``gap_alignment_every × η × [Δμ]₊`` at each estimate). Larger values cut the callback's overhead."""
+    gap_alignment_fresh: int = 0
+    """0: off. Else also estimate the gap alignment on this many *fresh* samples per prompt, drawn from the policy
+    being updated but not used by the update (P2-C14's estimator free of in-sample bias; an isolated RNG stream, so
+    the training trajectory is the same as without it), on the steps of ``gap_alignment_every``."""
     lora_rank: int = 0
     """0: full fine-tuning. Else LoRA adapters of this rank on every linear layer (``peft``; α = 2 × rank), for
     pretrained models: trains far fewer parameters, the base weights stay frozen."""
@@ -246,6 +250,11 @@ class RunConfig:
         if not isinstance(self.gap_alignment, bool):
             bad("gap_alignment", "a bool")
         int_in("gap_alignment_every", 1, 100_000)
+        v = self.gap_alignment_fresh
+        if isinstance(v, bool) or not isinstance(v, int) or not (v == 0 or 2 <= v <= 4096):
+            bad("gap_alignment_fresh", "0 (off) or an integer in [2, 4096]")
+        if self.gap_alignment_fresh and not self.gap_alignment:
+            bad("gap_alignment_fresh", "0 when gap_alignment is False")
         if self.warm_start not in WARM_START_MODES:
             bad("warm_start", f"one of {WARM_START_MODES}")
         float_in("warm_start_correct_frac", 0.0, 1.0, lo_open=True, hi_open=True)

@@ -2,13 +2,13 @@
 
 Usable by anyone training with TRL::
 
-    cb = GRPODynamicsCallback(eval_fn=my_eval)     # eval_fn(model) -> dict of floats, optional
-    trainer = GRPOTrainer(..., callbacks=[cb])
-    cb.attach(trainer)                            # captures rollouts and rewards (needed for the gap alignment)
+    trainer = GRPOTrainer(...)
+    GRPODynamicsCallback(trainer, eval_fn=my_eval)  # adds itself; eval_fn(model) -> dict of floats, optional
     trainer.train()
 
-Every logged step then carries, in ``trainer.state.log_history`` (and so in ``trainer_state.json``), on top of
-TRL's own ``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``, ``kl``, ``grad_norm``, ``clip_ratio/*``:
+Every logged step then carries, under the namespace ``dynamics/`` and through the trainer's own metric path (so in
+W&B, TensorBoard and trackio as ``train/dynamics/*``, and in ``trainer_state.json``), on top of TRL's own
+``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``, ``kl``, ``grad_norm``, ``clip_ratio/*``:
 
 * ``group_reward_std``: mean over groups of the within-group reward std (population convention) — P1-C15;
 * ``group_distinct_frac``: mean over groups of the fraction of distinct completions — policy concentration;
@@ -21,6 +21,11 @@ TRL's own ``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``, ``k
   mixed; ``n_mixed_groups`` says how many were); ``logp_change_correct``/``logp_change_incorrect`` are the two means;
 * ``cumulative_gap_alignment``: M_k = Σ_{j≤k} η_j [Δμ_j]_+ (P2 spec §2.4);
 * ``update_norm``: ‖θ_{k+1} − θ_k‖₂ (tiny models only, see ``track_update_norm``);
+* with ``fresh_samples = F > 0``: ``gap_alignment_fresh``, the same estimate on F *fresh* completions per prompt
+  sampled from π_θk and not used by the update (the in-sample estimate is biased upward: the update raised exactly
+  the correct samples it is measured on; P2-C14), its running sum ``cumulative_gap_alignment_fresh``,
+  ``n_mixed_groups_fresh`` and ``fresh_success``, the fresh samples' success rate (an unbiased batch accuracy of
+  π_θk). They are drawn on an isolated RNG stream, so the training trajectory does not change;
 
 With ``gap_alignment_every = k > 1`` the gap alignment and the importance-ratio fields are estimated on steps 1,
 k+1, 2k+1, … only (empty cells in between, no extra forward pass), and the cumulative sum adds k·η·[Δμ]₊ at each
@@ -30,6 +35,15 @@ single-process value on the same batch; ``group_distinct_frac`` and the ratio fi
 ``eval_fn`` runs on the main process only.
 * ``eval_*``: whatever ``eval_fn(model)`` returns, every ``eval_every`` steps (and at the first step); the value is
   carried forward between evaluations and ``eval_step`` says when it was measured.
+
+With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live every
+``doctor.every`` steps (``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …), and with
+``RunDoctor(stop_on_instability=True)`` training stops at the step where dynamical instability fires.
+
+Values are averaged over the steps of a logging window as TRL averages its own (exact with ``logging_steps=1``; with
+more, ``cumulative_gap_alignment`` is the window's mean). The project's ``metrics.csv`` keeps the bare field names
+(:func:`rlvr_dynamics.grpo.fields.bare_name`); :func:`rlvr_dynamics.runs.load_log` reads either. TRL's private API
+is touched in :mod:`rlvr_dynamics.grpo._trl_compat` alone, with the TRL versions it is tested on.
 
 Departures from the spec [D]: with refresh lag (K_ref > 1) the rollouts come from π_old, not π_θk, so the gap
 alignment is then a stale-sample estimate; the step size η_k is the scheduler's learning rate, also for Adam, where
@@ -44,12 +58,11 @@ import numpy as np
 import torch
 from transformers import TrainerCallback
 
-GAP_FIELDS = ("gap_alignment", "cumulative_gap_alignment", "n_mixed_groups", "logp_change_correct",
-              "logp_change_incorrect")
-RATIO_FIELDS = ("is_ratio_mean", "is_ratio_std", "is_ratio_min", "is_ratio_max", "is_log_ratio_abs_mean")
-GROUP_FIELDS = ("group_reward_std", "group_distinct_frac")
-CALLBACK_FIELDS = GROUP_FIELDS + RATIO_FIELDS + GAP_FIELDS + ("update_norm", "step_size")
-"""Fields the callback adds to every logged training step (plus ``eval_*`` when an ``eval_fn`` is given)."""
+from . import _trl_compat as trl_compat
+from .fields import CALLBACK_FIELDS, DYNAMICS_PREFIX, GAP_FIELDS, GROUP_FIELDS, RATIO_FIELDS, bare_name
+
+__all__ = ["GRPODynamicsCallback", "sequence_logprobs", "CALLBACK_FIELDS", "GAP_FIELDS", "GROUP_FIELDS",
+           "RATIO_FIELDS", "DYNAMICS_PREFIX"]
 
 
 @torch.no_grad()
@@ -73,72 +86,94 @@ def sequence_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor
 
 
 class GRPODynamicsCallback(TrainerCallback):
-    """Per-step dynamics instrumentation for TRL ``GRPOTrainer`` (see the module docstring for the fields)."""
+    """Per-step dynamics instrumentation for TRL ``GRPOTrainer`` (see the module docstring for the fields).
 
-    def __init__(self, *, eval_fn: Callable[[Any], dict[str, float]] | None = None, eval_every: int = 5,
-                 gap_alignment: bool = True, track_update_norm: bool | None = None,
-                 gap_alignment_every: int = 1) -> None:
-        """
-        Args:
-            eval_fn: ``eval_fn(model) -> {name: value}``; logged as ``eval_<name>``. Must not touch the global RNG
-                stream (see :func:`rlvr_dynamics.grpo.evaluation.generate`) if runs are to stay reproducible.
-            eval_every: evaluation period in optimizer steps (also evaluated at step 1).
-            gap_alignment: compute the gap alignment (two extra forward passes over the rollouts per step).
-            track_update_norm: record ‖Δθ‖ (copies the parameters each step); default on below 50 M parameters.
-            gap_alignment_every: estimate the gap alignment and the ratio fields every this many steps only.
-        """
-        if eval_every < 1:
-            raise ValueError(f"eval_every must be >= 1, got {eval_every}")
+    Args:
+        trainer: the ``GRPOTrainer`` to instrument (TRL's convention for callbacks that need the trainer); the
+            callback wraps its rollout and reward methods and adds itself to its callbacks. May be given later
+            through :meth:`attach`.
+        eval_fn: ``eval_fn(model) -> {name: value}``; logged as ``dynamics/eval_<name>`` on the main process. Must
+            not touch the global RNG stream (see :func:`rlvr_dynamics.grpo.evaluation.generate`) if runs are to
+            stay reproducible.
+        eval_every: evaluation period in optimizer steps (also evaluated at step 1).
+        gap_alignment: compute the gap alignment (two extra forward passes over the rollouts per measured step).
+        track_update_norm: record ‖Δθ‖ (copies the parameters each step); default on below 50 M parameters.
+        gap_alignment_every: estimate the gap alignment and the ratio fields every this many steps only.
+        fresh_samples: 0 (off), or also estimate the gap alignment on this many fresh completions per prompt,
+            sampled from the policy about to be updated on an isolated RNG stream and not used by the update: the
+            estimate free of in-sample bias (``gap_alignment_fresh``, ``cumulative_gap_alignment_fresh``,
+            ``n_mixed_groups_fresh``, ``fresh_success``). Needs plain-function rewards.
+        fresh_seed: seed of the fresh samples' RNG stream (combined with the step and the process index).
+        doctor: a :class:`~rlvr_dynamics.runs.live.RunDoctor` fed every step's metrics; its ``dynamics/*`` outputs
+            are logged, and ``doctor.should_stop`` ends training (set it with ``stop_on_instability=True``).
+
+    Usage::
+
+        from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+        from rlvr_dynamics.runs.live import RunDoctor
+
+        trainer = GRPOTrainer(model=..., args=GRPOConfig(..., report_to="wandb"), reward_funcs=..., train_dataset=...)
+        GRPODynamicsCallback(trainer, eval_fn=my_eval, doctor=RunDoctor(every=10, refresh_interval=1))
+        trainer.train()
+    """
+
+    def __init__(self, trainer=None, *, eval_fn: Callable[[Any], dict[str, float]] | None = None,
+                 eval_every: int = 5, gap_alignment: bool = True, track_update_norm: bool | None = None,
+                 gap_alignment_every: int = 1, fresh_samples: int = 0, fresh_seed: int = 0, doctor=None) -> None:
+        if isinstance(eval_every, bool) or not isinstance(eval_every, int) or eval_every < 1:
+            raise ValueError(f"eval_every must be an integer >= 1, got {eval_every!r}")
         if isinstance(gap_alignment_every, bool) or not isinstance(gap_alignment_every, int) or gap_alignment_every < 1:
             raise ValueError(f"gap_alignment_every must be an integer >= 1, got {gap_alignment_every!r}")
+        if isinstance(fresh_samples, bool) or not isinstance(fresh_samples, int) or not (
+                fresh_samples == 0 or fresh_samples >= 2):
+            raise ValueError(f"fresh_samples must be 0 (off) or an integer >= 2, got {fresh_samples!r}")
+        if doctor is not None and not (hasattr(doctor, "update") and hasattr(doctor, "should_stop")):
+            raise TypeError(f"doctor must be a rlvr_dynamics.runs.live.RunDoctor, got {type(doctor).__name__}")
         self.gap_alignment_every = gap_alignment_every
         self._measure = True
         self.eval_fn = eval_fn
         self.eval_every = int(eval_every)
         self.gap_alignment = bool(gap_alignment)
         self.track_update_norm = track_update_norm
+        self.doctor = doctor
+        self.fresh_samples, self.fresh_seed = fresh_samples, int(fresh_seed)
+        self._fresh: dict[str, Any] | None = None
+        self._inputs: list[dict[str, Any]] | None = None
+        self.cumulative_gap_alignment_fresh = 0.0
         self.trainer = None
         self._batch: dict[str, Any] | None = None
+        self._all_rewards: torch.Tensor | None = None
         self._rewards: torch.Tensor | None = None
         self._gen_token_logps: torch.Tensor | None = None
         self._pre_seq_logps: torch.Tensor | None = None
         self._pre_params: list[torch.Tensor] | None = None
+        self._group_row: dict[str, float] = {}
         self._row: dict[str, float] = {}
         self._last_eval: dict[str, float] = {}
         self.cumulative_gap_alignment = 0.0
+        if trainer is not None:
+            self.attach(trainer)
 
     # ------------------------------------------------------------------------------------------ capturing
     def attach(self, trainer) -> "GRPODynamicsCallback":
-        """Wrap ``trainer``'s rollout and reward methods to capture each generated batch (idempotent)."""
-        if getattr(trainer, "_rlvr_dynamics_attached", False):
-            return self
+        """Instrument ``trainer``: capture each generated batch and its rewards, and add this callback (idempotent)."""
         self.trainer = trainer
-        gen = trainer._generate_and_score_completions
-        calc = trainer._calculate_rewards
-        cb = self
-
-        def _calculate_rewards(*args, **kwargs):
-            rewards_per_func = calc(*args, **kwargs)  # gathered over processes by TRL
-            w = trainer.reward_weights.to(rewards_per_func.device)
-            cb._all_rewards = (rewards_per_func * w.unsqueeze(0)).nansum(dim=1).detach().cpu()
-            return rewards_per_func
-
-        def _generate_and_score_completions(inputs):
-            out = gen(inputs)
-            if trainer.model.training:
-                n = out["completion_ids"].shape[0]
-                if getattr(cb, "_all_rewards", None) is not None:
-                    rank = trainer.accelerator.process_index
-                    cb._rewards = cb._all_rewards[rank * n:(rank + 1) * n]
-                cb._on_new_batch(trainer, out)
-            return out
-
-        trainer._calculate_rewards = _calculate_rewards
-        trainer._generate_and_score_completions = _generate_and_score_completions
-        trainer._rlvr_dynamics_attached = True
+        trl_compat.capture_rollouts(trainer, self._on_rewards, self._on_batch)
         if trainer.callback_handler is not None and self not in trainer.callback_handler.callbacks:
             trainer.add_callback(self)
         return self
+
+    def _on_rewards(self, all_rewards: torch.Tensor) -> None:
+        self._all_rewards = all_rewards
+
+    def _on_batch(self, out: dict[str, Any], inputs: list[dict[str, Any]]) -> None:
+        trainer = self.trainer
+        self._inputs = inputs
+        n = out["completion_ids"].shape[0]
+        if self._all_rewards is not None:
+            rank = trainer.accelerator.process_index
+            self._rewards = self._all_rewards[rank * n:(rank + 1) * n]
+        self._on_new_batch(trainer, out)
 
     def _measured(self, step: int) -> bool:
         """Whether optimizer step ``step`` (1-based) gets the gap alignment and ratio fields."""
@@ -164,7 +199,7 @@ class GRPODynamicsCallback(TrainerCallback):
         self._updates_since_generation = 0
         G = trainer.num_generations
         row: dict[str, float] = {}
-        all_rewards = getattr(self, "_all_rewards", None)
+        all_rewards = self._all_rewards
         if all_rewards is not None and all_rewards.numel() % G == 0:  # every group of every process
             groups = all_rewards.numpy().reshape(-1, G)
             row["group_reward_std"] = float(np.nanstd(groups, axis=1).mean())
@@ -178,16 +213,29 @@ class GRPODynamicsCallback(TrainerCallback):
 
     # ------------------------------------------------------------------------------------------ TRL events
     def on_train_begin(self, args, state, control, **kwargs):
-        # Resume: continue the running sum from the last logged training step.
+        if self.trainer is None:
+            raise RuntimeError("GRPODynamicsCallback needs its trainer: GRPODynamicsCallback(trainer, ...) or "
+                               "cb.attach(trainer) before trainer.train()")
+        # Resume: continue the running sum and the carried evaluation from the last logged training step
+        # (namespaced keys, or the bare ones of logs written before the namespace).
         for rec in reversed(state.log_history):
-            if "cumulative_gap_alignment" in rec:
-                self.cumulative_gap_alignment = float(rec["cumulative_gap_alignment"])
+            bare = {bare_name(k): v for k, v in rec.items()}
+            if bare.get("cumulative_gap_alignment") is not None:
+                self.cumulative_gap_alignment = float(bare["cumulative_gap_alignment"])
+                if bare.get("cumulative_gap_alignment_fresh") is not None:
+                    self.cumulative_gap_alignment_fresh = float(bare["cumulative_gap_alignment_fresh"])
                 break
         for rec in reversed(state.log_history):
-            eval_keys = {k: v for k, v in rec.items() if k.startswith("eval_")}
+            eval_keys = {k: v for k, v in ((bare_name(k), v) for k, v in rec.items())
+                         if k.startswith("eval_") and v is not None}
             if eval_keys:
                 self._last_eval = eval_keys
                 break
+        if self.doctor is not None:  # replay the logged history so the live fit continues where it stopped
+            for rec in state.log_history:
+                if "step" in rec and ("loss" in rec or "reward" in rec):
+                    self.doctor.record(int(rec["step"]), {bare_name(k): v for k, v in rec.items()
+                                                          if not bare_name(k).startswith(DYNAMICS_PREFIX)})
 
     def on_step_begin(self, args, state, control, **kwargs):
         self._row = {}
@@ -211,6 +259,8 @@ class GRPODynamicsCallback(TrainerCallback):
             tok, seq = sequence_logprobs(model, b["prompt_ids"], b["prompt_mask"], b["completion_ids"],
                                          b["completion_mask"], temperature=self._temperature)
         self._pre_seq_logps = seq
+        if self.fresh_samples and self.gap_alignment and self._rewards is not None and self._inputs is not None:
+            self._sample_fresh(model, state.global_step + 1)
         # importance ratio pi_theta_k / pi_old, token level, over the whole generated batch
         m = b["completion_mask"].bool()
         log_ratio = (tok - self._gen_token_logps)[m]
@@ -243,6 +293,8 @@ class GRPODynamicsCallback(TrainerCallback):
             nan = float("nan")
             self._row.update({"gap_alignment": nan, "cumulative_gap_alignment": self.cumulative_gap_alignment,
                               "n_mixed_groups": nan, "logp_change_correct": nan, "logp_change_incorrect": nan})
+            if self.fresh_samples:
+                self._row["cumulative_gap_alignment_fresh"] = self.cumulative_gap_alignment_fresh
             return
         b = self._batch
         _, post = sequence_logprobs(model, b["prompt_ids"], b["prompt_mask"], b["completion_ids"],
@@ -250,20 +302,7 @@ class GRPODynamicsCallback(TrainerCallback):
         delta = (post - self._pre_seq_logps).cpu().numpy()
         rewards = self._rewards[: delta.shape[0]].numpy()
         G = self.trainer.num_generations if self.trainer is not None else len(delta)
-        per_group, plus, minus = [], [], []
-        for g in range(0, len(delta), G):
-            r, d = rewards[g:g + G], delta[g:g + G]
-            ok = r > 0.5
-            if ok.any() and (~ok).any():
-                plus.append(d[ok].mean())
-                minus.append(d[~ok].mean())
-                per_group.append(d[ok].mean() - d[~ok].mean())
-        sums = [float(np.sum(per_group)), float(len(per_group)), float(np.sum(plus)), float(np.sum(minus))]
-        if torch.distributed.is_available() and torch.distributed.is_initialized() \
-                and torch.distributed.get_world_size() > 1:  # mean over the groups of every process
-            t = torch.tensor(sums, dtype=torch.float64)
-            torch.distributed.all_reduce(t)
-            sums = t.tolist()
+        sums = _all_reduce(self.trainer, _group_gap_sums(delta, rewards, G), "sum")  # over every process's groups
         n_groups = int(round(sums[1]))
         if n_groups:
             dmu = sums[0] / n_groups / lr
@@ -275,6 +314,37 @@ class GRPODynamicsCallback(TrainerCallback):
         self.cumulative_gap_alignment += self.gap_alignment_every * lr * max(dmu, 0.0)
         self._row.update({"gap_alignment": dmu, "cumulative_gap_alignment": self.cumulative_gap_alignment,
                           "n_mixed_groups": float(n_groups)})
+        if self._fresh is not None:
+            self._fresh_alignment(model, lr)
+
+    # ------------------------------------------------------------------------------------------ fresh samples
+    def _sample_fresh(self, model, step: int) -> None:
+        """Draw ``fresh_samples`` completions per prompt of the batch from the policy about to be updated (not
+        used by the update), score them and record their log-probabilities before the update."""
+        trainer, b, G = self.trainer, self._batch, self.trainer.num_generations
+        rank = int(getattr(trainer.accelerator, "process_index", 0))
+        seed = (self.fresh_seed * 1_000_003 + step * 7_919 + rank) % (2 ** 63)
+        pi, pm, ci, cm = trl_compat.sample_completions(trainer, model, b["prompt_ids"][::G], b["prompt_mask"][::G],
+                                                       self.fresh_samples, seed)
+        rows = [self._inputs[i] for i in range(0, len(self._inputs), G) for _ in range(self.fresh_samples)]
+        rewards = np.asarray(trl_compat.score_completions(trainer, rows, ci, cm), dtype=float)
+        _, pre = sequence_logprobs(model, pi, pm, ci, cm, temperature=self._temperature)
+        self._fresh = {"batch": (pi, pm, ci, cm), "rewards": rewards, "pre": pre}
+
+    def _fresh_alignment(self, model, lr: float) -> None:
+        f = self._fresh
+        _, post = sequence_logprobs(model, *f["batch"], temperature=self._temperature)
+        delta = (post - f["pre"]).cpu().numpy()
+        rewards = f["rewards"]
+        sums = _group_gap_sums(delta, rewards, self.fresh_samples) + [float(np.sum(rewards > 0.5)), float(len(rewards))]
+        sums = _all_reduce(self.trainer, sums, "sum")
+        n_groups = int(round(sums[1]))
+        dmu = sums[0] / n_groups / lr if n_groups else 0.0
+        self.cumulative_gap_alignment_fresh += self.gap_alignment_every * lr * max(dmu, 0.0)
+        self._row.update({"gap_alignment_fresh": dmu, "cumulative_gap_alignment_fresh":
+                          self.cumulative_gap_alignment_fresh, "n_mixed_groups_fresh": float(n_groups),
+                          "fresh_success": sums[4] / sums[5] if sums[5] else float("nan")})
+        self._fresh = None
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         if self.eval_fn is not None and model is not None and state.is_world_process_zero and (
@@ -282,14 +352,47 @@ class GRPODynamicsCallback(TrainerCallback):
             res = self.eval_fn(model)
             self._last_eval = {f"eval_{k}": float(v) for k, v in res.items()}
             self._last_eval["eval_step"] = float(state.global_step)
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if not state.log_history or "loss" not in state.log_history[-1] and "reward" not in state.log_history[-1]:
-            return
-        row = {**getattr(self, "_group_row", {}), **self._row, **self._last_eval}
+        row = {**self._group_row, **self._row}
+        if state.is_world_process_zero:
+            row.update(self._last_eval)
         if self.gap_alignment and "gap_alignment" not in row:
             row.update({"gap_alignment": 0.0, "cumulative_gap_alignment": self.cumulative_gap_alignment,
                         "n_mixed_groups": 0.0, "logp_change_correct": 0.0, "logp_change_incorrect": 0.0})
-        state.log_history[-1].update(row)
-        if logs is not None:
-            logs.update(row)
+        trainer = self.trainer
+        for name, value in row.items():
+            trl_compat.push_metric(trainer, DYNAMICS_PREFIX + name, value)
+        if self.doctor is not None:
+            metrics = {bare_name(k): v for k, v in trl_compat.pending_metrics(trainer).items()
+                       if not bare_name(k).startswith(DYNAMICS_PREFIX)}  # not the doctor's own earlier outputs
+            for name, value in self.doctor.update(state.global_step, metrics).items():
+                trl_compat.push_metric(trainer, name, value)
+            if _all_reduce(trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
+                control.should_training_stop = True
+        return control
+
+
+def _group_gap_sums(delta: np.ndarray, rewards: np.ndarray, group_size: int) -> list[float]:
+    """``[Σ gap, number of mixed groups, Σ mean Δlogπ of correct, Σ mean Δlogπ of incorrect]`` over the groups of
+    ``group_size`` consecutive completions that hold both rewards (reward > 0.5 is correct); gap = the difference of
+    the two means (P2 spec §5.4)."""
+    per_group, plus, minus = [], [], []
+    for g in range(0, len(delta), group_size):
+        r, d = rewards[g:g + group_size], delta[g:g + group_size]
+        ok = r > 0.5
+        if ok.any() and (~ok).any():
+            plus.append(d[ok].mean())
+            minus.append(d[~ok].mean())
+            per_group.append(d[ok].mean() - d[~ok].mean())
+    return [float(np.sum(per_group)), float(len(per_group)), float(np.sum(plus)), float(np.sum(minus))]
+
+
+def _all_reduce(trainer, values: list[float], op: str) -> list[float]:
+    """``values`` reduced (``"sum"`` or ``"max"``) over every process under DDP; unchanged in one process. The
+    tensor sits on the trainer's device, as NCCL requires."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        return list(values)
+    device = getattr(getattr(trainer, "accelerator", None), "device", "cpu")
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM if op == "sum" else dist.ReduceOp.MAX)
+    return t.cpu().tolist()

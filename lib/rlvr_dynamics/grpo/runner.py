@@ -302,7 +302,8 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
                                            temperature=cfg.temperature, seed=cfg.seed, **kw)}
 
     dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment,
-                               gap_alignment_every=cfg.gap_alignment_every)
+                               gap_alignment_every=cfg.gap_alignment_every, fresh_samples=cfg.gap_alignment_fresh,
+                               fresh_seed=cfg.seed)
     trainer = make_trainer(cfg, model_path, tok, dataset, work, device, callback=dyn)
     trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
     trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))

@@ -14,6 +14,7 @@ import subprocess
 from typing import Any
 
 from ..paths import REPO_ROOT
+from .fields import bare_name
 
 TIMING_KEYS = ("step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos",
                "train_loss")
@@ -61,7 +62,8 @@ def _fmt(v: Any) -> str:
 
 
 def metrics_rows(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Training-step rows of a TRL ``log_history`` (one per logged step), timing keys removed.
+    """Training-step rows of a TRL ``log_history`` (one per logged step), timing keys removed, and the callback's
+    fields under their bare names (``dynamics/gap_alignment`` → ``gap_alignment``, :func:`~.fields.bare_name`).
 
     With refresh lag (K_ref > 1) TRL logs the rollout metrics (``reward``, ``reward_std``, ...) only on steps that
     generate; the other steps have empty cells there.
@@ -70,7 +72,7 @@ def metrics_rows(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for rec in log_history:
         if "step" not in rec or ("loss" not in rec and "reward" not in rec):
             continue
-        rows.append({k: v for k, v in rec.items() if k not in TIMING_KEYS})
+        rows.append({bare_name(k): v for k, v in rec.items() if k not in TIMING_KEYS})
     return rows
 
 

@@ -8,6 +8,8 @@ Modules (one concept each; notebook aliases in brackets):
 - :mod:`.token_policy` [``tp``]: token-level (autoregressive) policies and the response-length sweep.
 - :mod:`.gap_bandits` [``gb``]: the vectorised log-linear bandit sweep over algorithms × step sizes × seeds.
 - :mod:`.step_size` [``ss``]: critical step sizes, the one collapse rule, the curved instance, power-law fits.
+- :mod:`.alignment_estimators` [``ae``]: in-sample vs fresh finite-difference estimators of one step's gap
+  alignment (spec §5.4) and their bias check.
 
 Naming: P2's η is ``step_size`` (a per-step schedule η_k in the theorems), the optimizer's η elsewhere is
 ``learning_rate`` (docs/CONTRIBUTING.md).
@@ -16,6 +18,8 @@ from . import directions, gap, gap_bandits, step_size, token_policy
 from .gap import GradientGap, cumulative_alignment, gap_alignment, gradient_gap, logistic_lower_bound
 from .gap_bandits import LogLinearBandit, collapse_fraction
 from .gap_bandits import simulate as simulate_sweep
+from . import alignment_estimators
+from .alignment_estimators import AlignmentBiasCheck, estimator_bias_check
 from .step_size import COLLAPSE_FRACTION, critical_step_size, empirical_critical_step_size, is_collapsed
 
 __all__ = [
@@ -23,3 +27,4 @@ __all__ = [
     "gap_alignment", "cumulative_alignment", "logistic_lower_bound", "LogLinearBandit", "simulate_sweep",
     "collapse_fraction", "COLLAPSE_FRACTION", "is_collapsed", "critical_step_size", "empirical_critical_step_size",
 ]
+__all__ += ["alignment_estimators", "AlignmentBiasCheck", "estimator_bias_check"]

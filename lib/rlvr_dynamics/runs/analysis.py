@@ -72,3 +72,43 @@ def transfer_table(runs: list[CommittedRun]) -> dict[str, dict[str, float]]:
         if b and a:
             out[f] = {"before": float(np.mean(b)), "after": float(np.mean(a)), "delta": float(np.mean(a) - np.mean(b))}
     return out
+
+
+def block_bootstrap_spearman(groups: list[tuple[np.ndarray, np.ndarray]], *, block: int = 10, n_boot: int = 2000,
+                             level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """Spearman ρ of the pooled ``(x, y)`` points of several runs, with a moving-block bootstrap interval.
+
+    Each group is one run's series in time order; resampling draws, per run, contiguous blocks of ``block`` points
+    (circularly) until the run's length is reached, so serial correlation along a run is kept. Returns
+    ``(rho, low, high)`` at two-sided ``level``.
+    """
+    from scipy.stats import rankdata
+
+    if not groups or any(len(x) != len(y) or len(x) < 2 for x, y in groups):
+        raise ValueError("groups must be a non-empty list of (x, y) pairs of equal length >= 2")
+    if not isinstance(block, int) or block < 1:
+        raise ValueError(f"block must be an integer >= 1, got {block!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+
+    def rho(x, y):
+        rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
+        rx = rx - rx.mean(axis=-1, keepdims=True)
+        ry = ry - ry.mean(axis=-1, keepdims=True)
+        return (rx * ry).sum(-1) / np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
+
+    x_all = np.concatenate([np.asarray(x, float) for x, _ in groups])
+    y_all = np.concatenate([np.asarray(y, float) for _, y in groups])
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for x, y in groups:
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        n = len(x)
+        b = min(block, n)
+        starts = rng.integers(0, n, size=(n_boot, math.ceil(n / b)))
+        idx = ((starts[:, :, None] + np.arange(b)[None, None, :]) % n).reshape(n_boot, -1)[:, :n]
+        xs.append(x[idx])
+        ys.append(y[idx])
+    boot = rho(np.concatenate(xs, axis=1), np.concatenate(ys, axis=1))
+    alpha = (1 - level) / 2
+    return float(rho(x_all, y_all)), float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha))

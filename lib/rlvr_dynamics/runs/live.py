@@ -15,8 +15,9 @@ Usage::
         if doctor.should_stop:
             break
 
-A TRL callback only has to call :meth:`RunDoctor.update` from ``on_log`` and write the returned dict into the
-trainer's metrics (``trainer._metrics["train"]``) before the reporting callbacks run.
+In TRL, pass it to :class:`rlvr_dynamics.grpo.instrumentation.GRPODynamicsCallback` (``doctor=``): the callback
+feeds it every step from ``on_step_end`` and logs its outputs through the trainer's metrics, so they reach the
+reporting integrations, and stops training when :attr:`should_stop` is set.
 
 Args:
     every: refit and rediagnose every this many logged steps (default 10; each update costs a few ms).
@@ -58,6 +59,18 @@ class RunDoctor:
 
     def update(self, step: int, metrics: dict[str, Any]) -> dict[str, float]:
         """Record ``metrics`` at ``step``; every ``every`` calls return ``dynamics/*`` scalars (else ``{}``)."""
+        self.record(step, metrics)
+        self._since += 1
+        if self._since < self.every:
+            return {}
+        self._since = 0
+        return self.report()
+
+    def record(self, step: int, metrics: dict[str, Any]) -> None:
+        """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history); non-numeric and
+        non-finite values are ignored."""
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
+            raise ValueError(f"step must be an integer, got {step!r}")
         row = self._rows.setdefault(int(step), {})
         for k, v in metrics.items():
             try:
@@ -68,11 +81,6 @@ class RunDoctor:
                 row[k] = x
         if self.reward_column is None:
             self.reward_column = next((c for c in REWARD_COLUMNS if c in row), None)
-        self._since += 1
-        if self._since < self.every:
-            return {}
-        self._since = 0
-        return self.report()
 
     def log(self) -> RunLog | None:
         """The metrics so far as a :class:`~.logs.RunLog` (None before a reward has been seen)."""

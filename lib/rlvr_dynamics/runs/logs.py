@@ -277,6 +277,25 @@ def _where(path: Path, rows: _Rows, i: int) -> str:
     return f"{path}: line {line}" if line is not None else f"{path}: entry {i + 1}"
 
 
+DYNAMICS_NAMESPACES = ("train/dynamics/", "dynamics/")
+"""Prefixes under which :class:`rlvr_dynamics.grpo.instrumentation.GRPODynamicsCallback` fields arrive (trainer
+state, and W&B/TensorBoard, which add ``train/``)."""
+
+
+def _with_bare_dynamics_names(series: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Add each namespaced callback field under its bare name too (``train/dynamics/gap_alignment`` is also
+    ``gap_alignment``), unless the log already has that name, so diagnostics find them in any log."""
+    out = dict(series)
+    for name, values in series.items():
+        for ns in DYNAMICS_NAMESPACES:
+            if name.startswith(ns):
+                bare = name[len(ns):]
+                if bare and "/" not in bare and bare not in out:
+                    out[bare] = values
+                break
+    return out
+
+
 def _build(path: Path, rows: _Rows, reward_column: str | None, min_points: int) -> RunLog:
     keys = {k for r in rows for k in r if isinstance(k, str)}
     lower = {k.lower(): k for k in sorted(keys)}
@@ -313,6 +332,7 @@ def _build(path: Path, rows: _Rows, reward_column: str | None, min_points: int) 
     names = sorted({k for r in merged.values() for k in r})
     series = {n: np.array([merged[s].get(n, math.nan) for s in steps], dtype=float) for n in names}
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
+    series = _with_bare_dynamics_names(series)
     if reward_column is None:
         slower = {k.lower(): k for k in series}
         reward_column = next((slower[c] for c in REWARD_COLUMNS if c in slower), None)

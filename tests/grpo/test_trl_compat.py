@@ -1,0 +1,74 @@
+"""The TRL private-API shim and the namespaced metric names (torch-free parts; the live path is tested in
+``test_grpo_training.py::test_metrics_reach_reporting_callbacks_and_doctor_stops``)."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.grpo import _trl_compat as compat
+from rlvr_dynamics.grpo.fields import CALLBACK_FIELDS, DYNAMICS_PREFIX, bare_name
+from rlvr_dynamics.grpo.store import metrics_csv_text, metrics_rows
+from rlvr_dynamics.runs.logs import load_log
+
+
+@pytest.mark.parametrize("version, ok", [("1.16.0", True), ("1.16.7", True), ("1.15.9", False), ("1.17.0", False),
+                                         ("2.0.0", False)])
+def test_tested_version_range(version, ok):
+    assert compat.trl_version_tested(version) is ok
+
+
+def test_installed_trl_is_in_the_tested_range():
+    pytest.importorskip("trl")
+    assert compat.trl_version_tested(), (compat.trl_version(), compat.TESTED_TRL)
+
+
+def test_trainer_without_the_private_api_is_refused_naming_it():
+    class NotGRPO:
+        _metrics = {}
+
+    with pytest.raises(TypeError, match=r"_generate_and_score_completions.*TRL"):
+        compat.require_private_api(NotGRPO())
+
+
+def test_push_and_pending_metrics_average_like_trl_and_skip_nan():
+    class Fake:
+        _metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
+
+    t = Fake()
+    compat.push_metric(t, "dynamics/a", 1.0)
+    compat.push_metric(t, "dynamics/a", 3.0)
+    compat.push_metric(t, "dynamics/b", math.nan)  # skipped: TRL would otherwise log None for an all-NaN key
+    assert dict(t._metrics["train"]) == {"dynamics/a": [1.0, 3.0]}
+    t._metrics["train"]["reward"] = [0.5, math.nan]
+    assert compat.pending_metrics(t) == {"dynamics/a": 2.0, "reward": 0.5}
+
+
+def test_bare_names_strip_only_the_callback_fields():
+    for f in CALLBACK_FIELDS:
+        assert bare_name(DYNAMICS_PREFIX + f) == f
+    assert bare_name("dynamics/eval_reward") == "eval_reward"
+    assert bare_name("dynamics/plateau") == "dynamics/plateau"  # the live doctor's outputs keep their namespace
+    assert bare_name("clip_ratio/region_mean") == "clip_ratio/region_mean"
+    assert bare_name("gap_alignment") == "gap_alignment"
+
+
+def test_metrics_csv_keeps_bare_names_and_loader_reads_namespaced_logs(tmp_path):
+    history = [{"step": s, "loss": 0.0, "reward": 0.1 * s, "dynamics/gap_alignment": 2.0 * s,
+                "dynamics/eval_reward": 0.5, "dynamics/plateau": 0.9} for s in range(1, 4)]
+    rows = metrics_rows(history)
+    assert set(rows[0]) == {"step", "loss", "reward", "gap_alignment", "eval_reward", "dynamics/plateau"}
+    path = tmp_path / "metrics.csv"
+    path.write_text(metrics_csv_text(rows))
+    log = load_log(path, min_points=1)
+    np.testing.assert_allclose(log.series["gap_alignment"], [2.0, 4.0, 6.0])
+    # a W&B/TensorBoard export names them train/dynamics/*: the loader adds the bare names
+    wb = tmp_path / "wandb.csv"
+    wb.write_text("Step,train/reward,train/dynamics/group_distinct_frac,train/dynamics/eval_reward\n"
+                  "1,0.1,0.9,0.2\n2,0.2,0.8,0.3\n")
+    log = load_log(wb, min_points=1)
+    np.testing.assert_allclose(log.series["group_distinct_frac"], [0.9, 0.8])
+    np.testing.assert_allclose(log.series["eval_reward"], [0.2, 0.3])
+    assert "train/dynamics/eval_reward" in log.series
