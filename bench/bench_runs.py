@@ -3,8 +3,10 @@
 (a) milliseconds per response-law fit on a 1,000-step log (target ≤ 10 ms), against P1's multi-start fit;
 (b) seconds for the whole ``../shared/grpo_logs`` folder, load + response fits + diagnostics (target ≤ 2 s);
 (c) the forecast calibration table (DESIGN.md "Judging the run tools") on the project's committed runs (development
-    set: where the forecaster's constants were set) and on ``../shared/grpo_logs`` (held out), prefixes 10–50 %;
-(d) P1-C13: the diagnostics' confusion matrix on ``data/runs/p1-fail-*`` and the false-alarm rate on the shared logs.
+    set: where the forecaster's constants were set), on the P1 main grid ``p1-main`` (held out: trained after the
+    forecaster and the detectors were frozen) and on ``../shared/grpo_logs`` (held out), prefixes 10–50 %;
+(d) P1-C13: the diagnostics' confusion matrix on ``data/runs/p1-fail-*`` and the false-alarm rate on the shared logs
+    and on the healthy ``p1-main`` runs.
 
     .venv/bin/python bench/bench_runs.py [--skip-dev] [--skip-mmf]
 """
@@ -99,6 +101,14 @@ def calibration(skip_dev: bool) -> None:
         print(fc.format_calibration(fc.calibration_table(dev), f"(c1) development set: {len(dev)} committed runs "
                                                                 "(share within 5 % of the range / median error)"))
         print()
+    main_grid = []
+    for r in load_committed_runs("p1-main"):
+        st, y = r.log.reward_curve()
+        main_grid.append((r.id, st.astype(float), y, resolve_reward_bounds(y)))
+    if main_grid:
+        print(fc.format_calibration(fc.calibration_table(main_grid), f"(c1b) held out: the P1 main grid, "
+                                                                      f"{len(main_grid)} runs trained afterwards"))
+        print()
     logs = shared_logs()
     if not logs:
         return
@@ -143,6 +153,15 @@ def diagnostics_tables() -> None:
     n_off = sum(1 for r, dets in results.items() for name in dets if name != expected.get(r)
                 and name != "collapse_warning")
     print(f"\nmatching detector fires on {hits}/{n_fail} failure runs; off-diagonal detector firings {off}/{n_off}\n")
+    healthy = {}
+    for run in load_committed_runs("p1-main"):
+        st, y = run.log.reward_curve()
+        rb = resolve_reward_bounds(y)
+        healthy[run.id] = dg.diagnose(run.log, response=rl.fit_response_laws(st, y, reward_bounds=rb), reward_bounds=rb)
+    if healthy:
+        print(f"(d1b) the detectors on the {len(healthy)} healthy P1 main-grid runs (trained after they were frozen)")
+        print(dg.confusion_matrix(healthy))
+        print()
     logs = shared_logs()
     if not logs:
         return

@@ -29,7 +29,8 @@ TESTED_TRL = ("1.16.0", "1.17.0")
 
 PRIVATE_API = ("_generate_and_score_completions", "_calculate_rewards", "_metrics", "reward_weights",
                "num_generations")
-"""Attributes of ``GRPOTrainer`` this module touches."""
+"""Attributes of ``GRPOTrainer`` the callback needs (``generation_config``, read by :func:`sample_completions` when
+present, is optional)."""
 
 
 def trl_version() -> str | None:
@@ -115,8 +116,8 @@ def pending_metrics(trainer, mode: str = "train") -> dict[str, float]:
 
 
 def sample_completions(trainer, model, prompt_ids, prompt_mask, n_per_prompt: int, seed: int):
-    """``n_per_prompt`` completions of each (left-padded) prompt, sampled with the trainer's temperature, top-p and
-    top-k and its completion cap, on an isolated RNG stream seeded by ``seed`` (the training stream is untouched).
+    """``n_per_prompt`` completions of each (left-padded) prompt, sampled as the trainer samples its rollouts
+    (``GRPOTrainer.generation_config``: temperature, top-p, top-k, completion cap), on an isolated RNG stream seeded by ``seed`` (the training stream is untouched).
     Returns ``(prompt_ids, prompt_mask, completion_ids, completion_mask)`` repeated per sample, the mask covering
     each completion up to and including its first end-of-sequence token, as TRL's."""
     import torch
@@ -128,12 +129,16 @@ def sample_completions(trainer, model, prompt_ids, prompt_mask, n_per_prompt: in
     pad = eos if pad is None else pad
     ids = prompt_ids.repeat_interleave(n_per_prompt, dim=0)
     att = prompt_mask.repeat_interleave(n_per_prompt, dim=0)
-    kw = {"do_sample": True, "temperature": float(getattr(trainer, "temperature", 1.0) or 1.0),
-          "max_new_tokens": int(trainer.max_completion_length), "pad_token_id": pad, "eos_token_id": eos}
-    for name in ("top_p", "top_k"):
-        value = getattr(trainer, name, None)
-        if value is not None:
-            kw[name] = value
+    config = getattr(trainer, "generation_config", None)  # TRL's own sampling settings (transformers path)
+    if config is not None:
+        kw = {"generation_config": config}
+    else:  # vLLM or another backend: rebuild the settings TRL passes
+        kw = {"do_sample": True, "temperature": float(getattr(trainer, "temperature", 1.0) or 1.0),
+              "max_new_tokens": int(trainer.max_completion_length), "pad_token_id": pad, "eos_token_id": eos}
+        for name in ("top_p", "top_k"):
+            value = getattr(trainer, name, None)
+            if value is not None:
+                kw[name] = value
     devices = [ids.device] if ids.device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices), torch.no_grad():
         torch.manual_seed(int(seed))

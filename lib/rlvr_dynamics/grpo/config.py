@@ -51,6 +51,7 @@ and near misses (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`), so that GRPO
 ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
     "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
+    "gradient_checkpointing": True,
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -164,6 +165,9 @@ class RunConfig:
     lora_rank: int = 0
     """0: full fine-tuning. Else LoRA adapters of this rank on every linear layer (``peft``; α = 2 × rank), for
     pretrained models: trains far fewer parameters, the base weights stay frozen."""
+    gradient_checkpointing: bool = True
+    """Recompute activations in the backward pass (TRL's default, kept for the committed runs: it saves memory and
+    does not change the numbers). False is faster where memory allows (CPU runs of small models)."""
     device: str = "auto"
     """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``."""
     num_threads: int = 2
@@ -249,6 +253,8 @@ class RunConfig:
             bad("device", f"one of {DEVICES}")
         if not isinstance(self.gap_alignment, bool):
             bad("gap_alignment", "a bool")
+        if not isinstance(self.gradient_checkpointing, bool):
+            bad("gradient_checkpointing", "a bool")
         int_in("gap_alignment_every", 1, 100_000)
         v = self.gap_alignment_fresh
         if isinstance(v, bool) or not isinstance(v, int) or not (v == 0 or 2 <= v <= 4096):

@@ -12,7 +12,7 @@ DYNAMICS_PREFIX = "dynamics/"
 GAP_FIELDS = ("gap_alignment", "cumulative_gap_alignment", "n_mixed_groups", "logp_change_correct",
               "logp_change_incorrect")
 RATIO_FIELDS = ("is_ratio_mean", "is_ratio_std", "is_ratio_min", "is_ratio_max", "is_log_ratio_abs_mean")
-GROUP_FIELDS = ("group_reward_std", "group_distinct_frac")
+GROUP_FIELDS = ("group_reward_std", "group_distinct_frac", "group_reward_var_unbiased")
 CALLBACK_FIELDS = GROUP_FIELDS + RATIO_FIELDS + GAP_FIELDS + ("update_norm", "step_size")
 """Fields the callback adds to every logged training step (plus ``eval_*`` when an ``eval_fn`` is given)."""
 FRESH_GAP_FIELDS = ("gap_alignment_fresh", "cumulative_gap_alignment_fresh", "n_mixed_groups_fresh", "fresh_success")

@@ -11,6 +11,8 @@ W&B, TensorBoard and trackio as ``train/dynamics/*``, and in ``trainer_state.jso
 ``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``, ``kl``, ``grad_norm``, ``clip_ratio/*``:
 
 * ``group_reward_std``: mean over groups of the within-group reward std (population convention) — P1-C15;
+* ``group_reward_var_unbiased``: mean over groups of the unbiased (ddof 1) within-group reward variance, whose
+  expectation E_prompts[p(1−p)] does not depend on G: a G-dependence at matched batch reward is P1-C15's residual;
 * ``group_distinct_frac``: mean over groups of the fraction of distinct completions — policy concentration;
 * ``is_ratio_mean``/``is_ratio_std``/``is_ratio_min``/``is_ratio_max`` and ``is_log_ratio_abs_mean``: token-level
   importance ratio π_θk / π_old between the policy about to be updated and the one that sampled the rollouts
@@ -203,6 +205,8 @@ class GRPODynamicsCallback(TrainerCallback):
         if all_rewards is not None and all_rewards.numel() % G == 0:  # every group of every process
             groups = all_rewards.numpy().reshape(-1, G)
             row["group_reward_std"] = float(np.nanstd(groups, axis=1).mean())
+            if G > 1:  # unbiased within-group variance, mean over groups: E = E_prompts[p(1-p)] for any G (P1-C15)
+                row["group_reward_var_unbiased"] = float(np.nanvar(groups, axis=1, ddof=1).mean())
         comp = self._batch["completion_ids"].cpu().numpy()
         mask = self._batch["completion_mask"].cpu().numpy().astype(bool)
         texts = [tuple(c[m].tolist()) for c, m in zip(comp, mask)]

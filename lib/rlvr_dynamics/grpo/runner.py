@@ -174,6 +174,7 @@ def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
         steps_per_generation=cfg.steps_per_generation,
         num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
+        gradient_checkpointing=cfg.gradient_checkpointing,
         learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
         optim="adamw_torch" if cfg.optimizer == "adamw" else "sgd", adam_beta1=cfg.momentum,
         adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
