@@ -164,8 +164,7 @@ def score_completions(trainer, inputs: list[dict[str, Any]], completion_ids, com
 
     tok = trainer.processing_class
     ids = [c[m.bool()].tolist() for c, m in zip(completion_ids, completion_mask)]
-    completions = tok.batch_decode([c[m.bool()] for c, m in zip(completion_ids, completion_mask)],
-                                   skip_special_tokens=True)
+    completions = tok.batch_decode(ids, skip_special_tokens=True)
     prompts = [x["prompt"] for x in inputs]
     keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
     kwargs = {k: [x[k] for x in inputs] for k in keys}

@@ -308,14 +308,19 @@ class GRPODynamicsCallback(TrainerCallback):
         G = self.trainer.num_generations if self.trainer is not None else len(delta)
         sums = _all_reduce(self.trainer, _group_gap_sums(delta, rewards, G), "sum")  # over every process's groups
         n_groups = int(round(sums[1]))
-        if n_groups:
+        if n_groups and lr <= 0:  # a schedule at zero: no step, no alignment to estimate
+            dmu = float("nan")
+            self._row.update({"logp_change_correct": sums[2] / n_groups,
+                              "logp_change_incorrect": sums[3] / n_groups})
+        elif n_groups:
             dmu = sums[0] / n_groups / lr
             self._row.update({"logp_change_correct": sums[2] / n_groups,
                               "logp_change_incorrect": sums[3] / n_groups})
         else:
             dmu = 0.0
             self._row.update({"logp_change_correct": 0.0, "logp_change_incorrect": 0.0})
-        self.cumulative_gap_alignment += self.gap_alignment_every * lr * max(dmu, 0.0)
+        if math.isfinite(dmu):
+            self.cumulative_gap_alignment += self.gap_alignment_every * lr * max(dmu, 0.0)
         self._row.update({"gap_alignment": dmu, "cumulative_gap_alignment": self.cumulative_gap_alignment,
                           "n_mixed_groups": float(n_groups)})
         if self._fresh is not None:
@@ -343,8 +348,9 @@ class GRPODynamicsCallback(TrainerCallback):
         sums = _group_gap_sums(delta, rewards, self.fresh_samples) + [float(np.sum(rewards > 0.5)), float(len(rewards))]
         sums = _all_reduce(self.trainer, sums, "sum")
         n_groups = int(round(sums[1]))
-        dmu = sums[0] / n_groups / lr if n_groups else 0.0
-        self.cumulative_gap_alignment_fresh += self.gap_alignment_every * lr * max(dmu, 0.0)
+        dmu = (sums[0] / n_groups / lr if lr > 0 else float("nan")) if n_groups else 0.0
+        if math.isfinite(dmu):
+            self.cumulative_gap_alignment_fresh += self.gap_alignment_every * lr * max(dmu, 0.0)
         self._row.update({"gap_alignment_fresh": dmu, "cumulative_gap_alignment_fresh":
                           self.cumulative_gap_alignment_fresh, "n_mixed_groups_fresh": float(n_groups),
                           "fresh_success": sums[4] / sums[5] if sums[5] else float("nan")})
