@@ -179,6 +179,8 @@ def test_metrics_reach_reporting_callbacks_and_doctor_stops(cache, tmp_path):
     trainer.callback_handler.callbacks.insert(0, probe)
     cb = GRPODynamicsCallback(trainer, eval_fn=lambda model: {"reward": 0.5}, eval_every=2, doctor=doctor)
     assert cb in trainer.callback_handler.callbacks
+    with pytest.raises(ValueError, match="already has a GRPODynamicsCallback"):
+        GRPODynamicsCallback(trainer)
     trainer.train()
     assert trainer.state.global_step == 3  # stopped by the doctor, not at max_steps = 6
     train_logs = [r for r in probe.logs if "reward" in r]
@@ -187,10 +189,13 @@ def test_metrics_reach_reporting_callbacks_and_doctor_stops(cache, tmp_path):
         for f in ("gap_alignment", "cumulative_gap_alignment", "group_reward_std", "is_ratio_mean", "eval_reward"):
             assert DYNAMICS_PREFIX + f in r, f
             assert f not in r  # namespaced, not bare
-    assert [r["dynamics/plateau"] for r in train_logs] == [0.25, 0.5, 0.75]
-    # the doctor saw bare names and TRL's own metrics of the same step
+    # the doctor's outputs go out with the next log (the reporting callbacks have run for the current one)
+    assert [r.get("dynamics/plateau") for r in train_logs] == [None, 0.25, 0.5]
+    # it saw each step's complete logged metrics under bare names: TRL's, the trainer's grad_norm, the callback's
+    assert [s for s, _ in doctor.seen] == [1, 2, 3]
     step, metrics = doctor.seen[-1]
-    assert step == 3 and "reward" in metrics and "gap_alignment" in metrics and "entropy" in metrics
+    for name in ("reward", "entropy", "grad_norm", "loss", "gap_alignment", "group_reward_std"):
+        assert name in metrics, name
 
 
 def test_callback_needs_its_trainer():

@@ -33,7 +33,7 @@ def test_trainer_without_the_private_api_is_refused_naming_it():
         compat.require_private_api(NotGRPO())
 
 
-def test_push_and_pending_metrics_average_like_trl_and_skip_nan():
+def test_push_metric_skips_nan():
     class Fake:
         _metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
 
@@ -42,8 +42,6 @@ def test_push_and_pending_metrics_average_like_trl_and_skip_nan():
     compat.push_metric(t, "dynamics/a", 3.0)
     compat.push_metric(t, "dynamics/b", math.nan)  # skipped: TRL would otherwise log None for an all-NaN key
     assert dict(t._metrics["train"]) == {"dynamics/a": [1.0, 3.0]}
-    t._metrics["train"]["reward"] = [0.5, math.nan]
-    assert compat.pending_metrics(t) == {"dynamics/a": 2.0, "reward": 0.5}
 
 
 def test_bare_names_strip_only_the_callback_fields():
@@ -72,3 +70,8 @@ def test_metrics_csv_keeps_bare_names_and_loader_reads_namespaced_logs(tmp_path)
     np.testing.assert_allclose(log.series["group_distinct_frac"], [0.9, 0.8])
     np.testing.assert_allclose(log.series["eval_reward"], [0.2, 0.3])
     assert "train/dynamics/eval_reward" in log.series
+    # the live doctor's outputs keep only their namespaced name
+    doc = tmp_path / "doctor.csv"
+    doc.write_text("step,reward,dynamics/plateau,dynamics/gap_alignment\n1,0.1,0.9,1.0\n2,0.2,0.9,2.0\n")
+    log = load_log(doc, min_points=1)
+    assert "plateau" not in log.series and "gap_alignment" in log.series

@@ -27,6 +27,18 @@ def test_unrelated_series_give_an_interval_around_zero_related_ones_a_high_one()
     assert lo1 > 0.8 and hi1 - lo1 < 0.2
 
 
+def test_non_finite_pairs_are_dropped():
+    g = _groups(1.0, seed=3)
+    x, y = g[0]
+    x, y = x.copy(), y.copy()
+    x[5], y[9] = np.nan, np.inf
+    rho, _, _ = block_bootstrap_spearman([(x, y)] + g[1:], n_boot=200)
+    keep = np.isfinite(x) & np.isfinite(y)
+    ref = spearmanr(np.concatenate([x[keep]] + [a for a, _ in g[1:]]),
+                    np.concatenate([y[keep]] + [b for _, b in g[1:]])).statistic
+    assert rho == pytest.approx(ref, abs=1e-12)
+
+
 @pytest.mark.parametrize("kw, match", [({"groups": []}, "non-empty"), ({"block": 0}, "block"), ({"level": 1.0}, "level")])
 def test_bad_input_is_refused(kw, match):
     args = {"groups": _groups(1.0), **kw}

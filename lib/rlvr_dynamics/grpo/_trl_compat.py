@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import contextlib
 from typing import Any, Callable
 
 TESTED_TRL = ("1.16.0", "1.17.0")
@@ -105,20 +106,41 @@ def push_metric(trainer, name: str, value: float, mode: str = "train") -> None:
         trainer._metrics[mode][name].append(x)
 
 
-def pending_metrics(trainer, mode: str = "train") -> dict[str, float]:
-    """The metrics accumulated since the last log, averaged as ``GRPOTrainer.log`` will (NaNs dropped)."""
-    out = {}
-    for key, values in trainer._metrics[mode].items():
-        valid = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-        if valid:
-            out[key] = sum(valid) / len(valid)
-    return out
+@contextlib.contextmanager
+def isolated_rng(device, seed: int):
+    """Run the body on a private random stream seeded by ``seed``: the global CPU stream and the stream of
+    ``device`` (CUDA, XPU, MPS, …) are saved and restored, so training draws the same numbers as without the body."""
+    import torch
+
+    device = torch.device(device)
+    kind = device.type
+    devices = [device] if kind != "cpu" else []
+    with torch.random.fork_rng(devices=devices, device_type=kind if kind != "cpu" else "cuda"):
+        torch.manual_seed(int(seed))
+        yield
+
+
+def check_plain_reward_functions(trainer) -> None:
+    """Raise ``ValueError`` naming the first reward the fresh samples cannot be scored with (a reward model or an
+    async function): :func:`score_completions` calls plain functions only."""
+    import torch
+
+    for func in trainer.reward_funcs:
+        if isinstance(func, torch.nn.Module) or _is_async(func):
+            raise ValueError(f"fresh_samples > 0 needs plain reward functions; {func!r} is a reward model or an "
+                             "async function (use fresh_samples=0)")
+
+
+def _is_async(func) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
 
 
 def sample_completions(trainer, model, prompt_ids, prompt_mask, n_per_prompt: int, seed: int):
     """``n_per_prompt`` completions of each (left-padded) prompt, sampled as the trainer samples its rollouts
-    (``GRPOTrainer.generation_config``: temperature, top-p, top-k, completion cap), on an isolated RNG stream seeded by ``seed`` (the training stream is untouched).
-    Returns ``(prompt_ids, prompt_mask, completion_ids, completion_mask)`` repeated per sample, the mask covering
+    (``GRPOTrainer.generation_config``: temperature, top-p, top-k, completion cap), on an isolated RNG stream
+    seeded by ``seed`` (the training stream is untouched). Returns ``(prompt_ids, prompt_mask, completion_ids, completion_mask)`` repeated per sample, the mask covering
     each completion up to and including its first end-of-sequence token, as TRL's."""
     import torch
 
@@ -139,13 +161,12 @@ def sample_completions(trainer, model, prompt_ids, prompt_mask, n_per_prompt: in
             value = getattr(trainer, name, None)
             if value is not None:
                 kw[name] = value
-    devices = [ids.device] if ids.device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices), torch.no_grad():
-        torch.manual_seed(int(seed))
+    with isolated_rng(ids.device, seed), torch.no_grad():
         out = unwrapped.generate(input_ids=ids, attention_mask=att, **kw)
     comp = out[:, ids.shape[1]:]
-    if eos is not None and comp.shape[1]:
-        is_eos = comp == eos
+    stop_ids = list(getattr(trainer, "eos_token_ids", None) or ([] if eos is None else [eos]))
+    if stop_ids and comp.shape[1]:  # TRL's mask: up to and including the first of any end-of-sequence id
+        is_eos = torch.isin(comp, torch.tensor(stop_ids, device=comp.device))
         first = torch.where(is_eos.any(dim=1), is_eos.int().argmax(dim=1),
                             torch.full((comp.shape[0],), comp.shape[1], device=comp.device))
         mask = (torch.arange(comp.shape[1], device=comp.device)[None, :] <= first[:, None]).int()
@@ -156,30 +177,24 @@ def sample_completions(trainer, model, prompt_ids, prompt_mask, n_per_prompt: in
 
 def score_completions(trainer, inputs: list[dict[str, Any]], completion_ids, completion_mask) -> list[float]:
     """The weighted reward of each completion, with ``inputs[i]`` the dataset row of completion ``i``: every reward
-    function of the trainer called as TRL calls a plain reward function. Reward models and async reward functions
-    are not supported here (``ValueError`` naming them)."""
-    import inspect
-
-    import torch
-
+    function of the trainer called as TRL calls a plain reward function (``log_extra``/``log_metric`` are no-ops
+    here, so TRL's own logs stay untouched). Reward models and async reward functions are not supported here
+    (``ValueError`` naming them)."""
     tok = trainer.processing_class
     ids = [c[m.bool()].tolist() for c, m in zip(completion_ids, completion_mask)]
     completions = tok.batch_decode(ids, skip_special_tokens=True)
     prompts = [x["prompt"] for x in inputs]
     keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
     kwargs = {k: [x[k] for x in inputs] for k in keys}
-    kwargs["trainer_state"] = trainer.state
+    kwargs.update(trainer_state=trainer.state, log_extra=lambda *a, **k: None, log_metric=lambda *a, **k: None)
+    check_plain_reward_functions(trainer)
+    if isinstance(prompts[0], list):  # conversational: TRL passes message lists
+        completions_in = [[{"role": "assistant", "content": c}] for c in completions]
+    else:
+        completions_in = completions
     total = [0.0] * len(completions)
-    weights = [float(w) for w in trainer.reward_weights]
-    for func, w in zip(trainer.reward_funcs, weights):
-        if isinstance(func, torch.nn.Module) or inspect.iscoroutinefunction(func):
-            raise ValueError(f"gap_alignment_fresh supports plain reward functions only; {func!r} is a reward model or "
-                             "an async function")
-        if isinstance(prompts[0], list):  # conversational: TRL passes message lists
-            completions_in = [[{"role": "assistant", "content": c}] for c in completions]
-        else:
-            completions_in = completions
+    for func, w in zip(trainer.reward_funcs, [float(w) for w in trainer.reward_weights]):
         values = func(prompts=prompts, completions=completions_in, completion_ids=ids, **kwargs)
         for i, v in enumerate(values):
-            total[i] += w * (float(v) if v is not None else 0.0)
+            total[i] += w * (float(v) if v is not None else 0.0)  # None counts 0, as TRL's nansum
     return total

@@ -39,8 +39,10 @@ single-process value on the same batch; ``group_distinct_frac`` and the ratio fi
   carried forward between evaluations and ``eval_step`` says when it was measured.
 
 With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live every
-``doctor.every`` steps (``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …), and with
-``RunDoctor(stop_on_instability=True)`` training stops at the step where dynamical instability fires.
+``doctor.every`` logged steps from each step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this
+callback's); its outputs (``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …) go out
+with the next log (the reporting integrations have already run for the current one), and with
+``RunDoctor(stop_on_instability=True)`` training stops right after the step where dynamical instability fires.
 
 Values are averaged over the steps of a logging window as TRL averages its own (exact with ``logging_steps=1``; with
 more, ``cumulative_gap_alignment`` is the window's mean). The project's ``metrics.csv`` keeps the bare field names
@@ -159,8 +161,12 @@ class GRPODynamicsCallback(TrainerCallback):
     # ------------------------------------------------------------------------------------------ capturing
     def attach(self, trainer) -> "GRPODynamicsCallback":
         """Instrument ``trainer``: capture each generated batch and its rewards, and add this callback (idempotent)."""
+        owner = getattr(trainer, "_rlvr_dynamics_owner", None)
+        if owner is not None and owner is not self:
+            raise ValueError("this trainer already has a GRPODynamicsCallback; use that one (one per trainer)")
         self.trainer = trainer
         trl_compat.capture_rollouts(trainer, self._on_rewards, self._on_batch)
+        trainer._rlvr_dynamics_owner = self
         if trainer.callback_handler is not None and self not in trainer.callback_handler.callbacks:
             trainer.add_callback(self)
         return self
@@ -188,7 +194,10 @@ class GRPODynamicsCallback(TrainerCallback):
         temp = float(getattr(trainer, "temperature", 1.0) or 1.0)
         self._temperature = temp
         first = trainer.state.global_step + 1
-        steps = range(first, first + max(1, int(getattr(trainer.args, "steps_per_generation", 1) or 1)))
+        a = trainer.args  # optimizer steps per generation: steps_per_generation × num_iterations / grad. accumulation
+        per_generation = max(1, int(getattr(a, "steps_per_generation", 1) or 1) * int(getattr(a, "num_iterations", 1)
+                                 or 1) // max(1, int(getattr(a, "gradient_accumulation_steps", 1) or 1)))
+        steps = range(first, first + per_generation)
         self._batch_measured = any(self._measured(k) for k in steps)
         if self._batch_measured:
             tok_logps, seq_logps = sequence_logprobs(trainer.model, *(self._batch[k] for k in keys),
@@ -220,6 +229,13 @@ class GRPODynamicsCallback(TrainerCallback):
         if self.trainer is None:
             raise RuntimeError("GRPODynamicsCallback needs its trainer: GRPODynamicsCallback(trainer, ...) or "
                                "cb.attach(trainer) before trainer.train()")
+        per_device = int(args.per_device_train_batch_size) * int(getattr(args, "steps_per_generation", 1) or 1)
+        if per_device % self.trainer.num_generations:
+            raise ValueError(f"GRPODynamicsCallback needs whole prompt groups on every process: per-device generation "
+                             f"batch {per_device} (per_device_train_batch_size × steps_per_generation) is not a "
+                             f"multiple of num_generations = {self.trainer.num_generations}")
+        if self.fresh_samples:
+            trl_compat.check_plain_reward_functions(self.trainer)
         # Resume: continue the running sum and the carried evaluation from the last logged training step
         # (namespaced keys, or the bare ones of logs written before the namespace).
         for rec in reversed(state.log_history):
@@ -337,12 +353,14 @@ class GRPODynamicsCallback(TrainerCallback):
                                                        self.fresh_samples, seed)
         rows = [self._inputs[i] for i in range(0, len(self._inputs), G) for _ in range(self.fresh_samples)]
         rewards = np.asarray(trl_compat.score_completions(trainer, rows, ci, cm), dtype=float)
-        _, pre = sequence_logprobs(model, pi, pm, ci, cm, temperature=self._temperature)
+        with trl_compat.isolated_rng(pi.device, seed):  # dropout in train mode must not draw on the training stream
+            _, pre = sequence_logprobs(model, pi, pm, ci, cm, temperature=self._temperature)
         self._fresh = {"batch": (pi, pm, ci, cm), "rewards": rewards, "pre": pre}
 
     def _fresh_alignment(self, model, lr: float) -> None:
         f = self._fresh
-        _, post = sequence_logprobs(model, *f["batch"], temperature=self._temperature)
+        with trl_compat.isolated_rng(f["batch"][0].device, 0):
+            _, post = sequence_logprobs(model, *f["batch"], temperature=self._temperature)
         delta = (post - f["pre"]).cpu().numpy()
         rewards = f["rewards"]
         sums = _group_gap_sums(delta, rewards, self.fresh_samples) + [float(np.sum(rewards > 0.5)), float(len(rewards))]
@@ -365,19 +383,24 @@ class GRPODynamicsCallback(TrainerCallback):
         row = {**self._group_row, **self._row}
         if state.is_world_process_zero:
             row.update(self._last_eval)
-        if self.gap_alignment and "gap_alignment" not in row:
-            row.update({"gap_alignment": 0.0, "cumulative_gap_alignment": self.cumulative_gap_alignment,
-                        "n_mixed_groups": 0.0, "logp_change_correct": 0.0, "logp_change_incorrect": 0.0})
+        if self.gap_alignment and "gap_alignment" not in row:  # nothing captured this step: no estimate (empty cells)
+            row["cumulative_gap_alignment"] = self.cumulative_gap_alignment
         trainer = self.trainer
         for name, value in row.items():
             trl_compat.push_metric(trainer, DYNAMICS_PREFIX + name, value)
-        if self.doctor is not None:
-            metrics = {bare_name(k): v for k, v in trl_compat.pending_metrics(trainer).items()
-                       if not bare_name(k).startswith(DYNAMICS_PREFIX)}  # not the doctor's own earlier outputs
-            for name, value in self.doctor.update(state.global_step, metrics).items():
-                trl_compat.push_metric(trainer, name, value)
-            if _all_reduce(trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
-                control.should_training_stop = True
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        """Feed the doctor the step's complete logged metrics (TRL's, the trainer's ``grad_norm`` and ``loss``,
+        and this callback's); its ``dynamics/*`` outputs go out with the next log, and a stop is decided on every
+        process together."""
+        if self.doctor is None or not logs or ("loss" not in logs and "reward" not in logs):
+            return control
+        metrics = {bare_name(k): v for k, v in logs.items() if not bare_name(k).startswith(DYNAMICS_PREFIX)}
+        for name, value in self.doctor.update(state.global_step, metrics).items():
+            trl_compat.push_metric(self.trainer, name, value)
+        if _all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
+            control.should_training_stop = True
         return control
 
 

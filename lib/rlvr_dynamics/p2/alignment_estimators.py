@@ -60,7 +60,8 @@ def _group(samples: Any, rewards: Any, n: int, min_size: int = 2) -> tuple[np.nd
 def grpo_update_direction(theta: Any, samples: Any, rewards: Any, *, std_eps: float = 1e-4) -> np.ndarray:
     """GRPO step direction ``w = (1/G) Σ_i A_i ∇logπ(o_i)`` of a tabular softmax from one group (P2 spec §3.7, §5.4).
 
-    ``A_i = (r_i − r̄)/(σ̂ + ε)`` with the population group std σ̂ (TRL ``scale_rewards="group"``; ε = ``std_eps``)
+    ``A_i = (r_i − r̄)/(σ̂ + ε)`` with the population group std σ̂ (TRL's ``scale_rewards="group"`` uses the n−1 std:
+    for a fixed G the two differ by a constant factor, which rescales w and not the estimators' bias; ε = ``std_eps``)
     via :func:`.directions.group_advantages`, and ``∇logπ(o) = e_o − π`` (``φ = I``). ``theta`` (..., N) logits,
     ``samples`` (..., G) response indices, ``rewards`` (..., G) binary; batch axes broadcast (prompts, repeats).
     A group with all-equal rewards gives ``w = 0``. The ascent step is ``θ+ = θ + η w``.

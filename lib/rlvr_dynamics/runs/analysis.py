@@ -78,14 +78,20 @@ def block_bootstrap_spearman(groups: list[tuple[np.ndarray, np.ndarray]], *, blo
                              level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
     """Spearman ρ of the pooled ``(x, y)`` points of several runs, with a moving-block bootstrap interval.
 
-    Each group is one run's series in time order; resampling draws, per run, contiguous blocks of ``block`` points
-    (circularly) until the run's length is reached, so serial correlation along a run is kept. Returns
-    ``(rho, low, high)`` at two-sided ``level``.
+    Each group is one run's series in time order; pairs with a non-finite value are dropped first. Resampling draws,
+    per run, contiguous blocks of ``block`` points (circularly) until the run's length is reached, so serial
+    correlation along a run is kept; the runs themselves are not resampled (with a handful of runs that would add
+    little), so the interval does not cover run-to-run variation. Returns ``(rho, low, high)`` at two-sided
+    ``level``.
     """
     from scipy.stats import rankdata
 
-    if not groups or any(len(x) != len(y) or len(x) < 2 for x, y in groups):
-        raise ValueError("groups must be a non-empty list of (x, y) pairs of equal length >= 2")
+    if not groups or any(len(x) != len(y) for x, y in groups):
+        raise ValueError("groups must be a non-empty list of (x, y) pairs of equal length")
+    groups = [(np.asarray(x, float)[ok], np.asarray(y, float)[ok]) for x, y in groups
+              for ok in [np.isfinite(np.asarray(x, float)) & np.isfinite(np.asarray(y, float))]]
+    if any(len(x) < 2 for x, _ in groups):
+        raise ValueError("every group needs >= 2 finite (x, y) pairs")
     if not isinstance(block, int) or block < 1:
         raise ValueError(f"block must be an integer >= 1, got {block!r}")
     if not 0 < level < 1:

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..grpo.fields import is_callback_field
+
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
@@ -284,13 +286,14 @@ state, and W&B/TensorBoard, which add ``train/``)."""
 
 def _with_bare_dynamics_names(series: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Add each namespaced callback field under its bare name too (``train/dynamics/gap_alignment`` is also
-    ``gap_alignment``), unless the log already has that name, so diagnostics find them in any log."""
+    ``gap_alignment``), unless the log already has that name, so diagnostics find them in any log. The live
+    doctor's outputs (``dynamics/plateau``, …) keep only their namespaced name."""
     out = dict(series)
     for name, values in series.items():
         for ns in DYNAMICS_NAMESPACES:
             if name.startswith(ns):
                 bare = name[len(ns):]
-                if bare and "/" not in bare and bare not in out:
+                if is_callback_field(bare) and bare not in out:
                     out[bare] = values
                 break
     return out
