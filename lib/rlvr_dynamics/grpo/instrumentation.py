@@ -64,29 +64,10 @@ from transformers import TrainerCallback
 
 from . import _trl_compat as trl_compat
 from .fields import CALLBACK_FIELDS, DYNAMICS_PREFIX, GAP_FIELDS, GROUP_FIELDS, RATIO_FIELDS, bare_name
+from .logprob_changes import all_reduce, group_gap_sums, sequence_logprobs
 
 __all__ = ["GRPODynamicsCallback", "sequence_logprobs", "CALLBACK_FIELDS", "GAP_FIELDS", "GROUP_FIELDS",
            "RATIO_FIELDS", "DYNAMICS_PREFIX"]
-
-
-@torch.no_grad()
-def sequence_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, completion_ids: torch.Tensor,
-                      completion_mask: torch.Tensor, *, temperature: float = 1.0,
-                      batch_size: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probabilities of the completions (B, Tc), masked to 0 outside ``completion_mask``, and their
-    sum per sequence (B,). Logits are divided by ``temperature`` as TRL does."""
-    out = []
-    for i in range(0, prompt_ids.shape[0], batch_size):
-        sl = slice(i, i + batch_size)
-        ids = torch.cat([prompt_ids[sl], completion_ids[sl]], dim=1)
-        att = torch.cat([prompt_mask[sl], completion_mask[sl]], dim=1)
-        logits = model(input_ids=ids, attention_mask=att).logits.float()
-        tc = completion_ids.shape[1]
-        logits = logits[:, -tc - 1:-1, :] / temperature
-        logp = torch.log_softmax(logits, dim=-1).gather(-1, completion_ids[sl].unsqueeze(-1)).squeeze(-1)
-        out.append(logp * completion_mask[sl].to(logp.dtype))
-    tok = torch.cat(out, dim=0)
-    return tok, tok.sum(dim=1)
 
 
 class GRPODynamicsCallback(TrainerCallback):
@@ -322,7 +303,7 @@ class GRPODynamicsCallback(TrainerCallback):
         delta = (post - self._pre_seq_logps).cpu().numpy()
         rewards = self._rewards[: delta.shape[0]].numpy()
         G = self.trainer.num_generations if self.trainer is not None else len(delta)
-        sums = _all_reduce(self.trainer, _group_gap_sums(delta, rewards, G), "sum")  # over every process's groups
+        sums = all_reduce(self.trainer, group_gap_sums(delta, rewards, G), "sum")  # over every process's groups
         n_groups = int(round(sums[1]))
         if n_groups and lr <= 0:  # a schedule at zero: no step, no alignment to estimate
             dmu = float("nan")
@@ -363,8 +344,8 @@ class GRPODynamicsCallback(TrainerCallback):
             _, post = sequence_logprobs(model, *f["batch"], temperature=self._temperature)
         delta = (post - f["pre"]).cpu().numpy()
         rewards = f["rewards"]
-        sums = _group_gap_sums(delta, rewards, self.fresh_samples) + [float(np.sum(rewards > 0.5)), float(len(rewards))]
-        sums = _all_reduce(self.trainer, sums, "sum")
+        sums = group_gap_sums(delta, rewards, self.fresh_samples) + [float(np.sum(rewards > 0.5)), float(len(rewards))]
+        sums = all_reduce(self.trainer, sums, "sum")
         n_groups = int(round(sums[1]))
         dmu = (sums[0] / n_groups / lr if lr > 0 else float("nan")) if n_groups else 0.0
         if math.isfinite(dmu):
@@ -399,33 +380,6 @@ class GRPODynamicsCallback(TrainerCallback):
         metrics = {bare_name(k): v for k, v in logs.items() if not bare_name(k).startswith(DYNAMICS_PREFIX)}
         for name, value in self.doctor.update(state.global_step, metrics).items():
             trl_compat.push_metric(self.trainer, name, value)
-        if _all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
+        if all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
             control.should_training_stop = True
         return control
-
-
-def _group_gap_sums(delta: np.ndarray, rewards: np.ndarray, group_size: int) -> list[float]:
-    """``[Σ gap, number of mixed groups, Σ mean Δlogπ of correct, Σ mean Δlogπ of incorrect]`` over the groups of
-    ``group_size`` consecutive completions that hold both rewards (reward > 0.5 is correct); gap = the difference of
-    the two means (P2 spec §5.4)."""
-    per_group, plus, minus = [], [], []
-    for g in range(0, len(delta), group_size):
-        r, d = rewards[g:g + group_size], delta[g:g + group_size]
-        ok = r > 0.5
-        if ok.any() and (~ok).any():
-            plus.append(d[ok].mean())
-            minus.append(d[~ok].mean())
-            per_group.append(d[ok].mean() - d[~ok].mean())
-    return [float(np.sum(per_group)), float(len(per_group)), float(np.sum(plus)), float(np.sum(minus))]
-
-
-def _all_reduce(trainer, values: list[float], op: str) -> list[float]:
-    """``values`` reduced (``"sum"`` or ``"max"``) over every process under DDP; unchanged in one process. The
-    tensor sits on the trainer's device, as NCCL requires."""
-    dist = torch.distributed
-    if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
-        return list(values)
-    device = getattr(getattr(trainer, "accelerator", None), "device", "cpu")
-    t = torch.tensor(values, dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.SUM if op == "sum" else dist.ReduceOp.MAX)
-    return t.cpu().tolist()
