@@ -125,6 +125,7 @@ class GRPODynamicsCallback(TrainerCallback):
         self._fresh: dict[str, Any] | None = None
         self._inputs: list[dict[str, Any]] | None = None
         self.cumulative_gap_alignment_fresh = 0.0
+        self._doctor_out: dict[str, float] = {}
         self.trainer = None
         self._batch: dict[str, Any] | None = None
         self._all_rewards: torch.Tensor | None = None
@@ -369,6 +370,9 @@ class GRPODynamicsCallback(TrainerCallback):
         trainer = self.trainer
         for name, value in row.items():
             trl_compat.push_metric(trainer, DYNAMICS_PREFIX + name, value)
+        for name, value in self._doctor_out.items():  # the doctor's report on the previous logged step
+            trl_compat.push_metric(trainer, name, value)
+        self._doctor_out = {}
         return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -378,8 +382,8 @@ class GRPODynamicsCallback(TrainerCallback):
         if self.doctor is None or not logs or ("loss" not in logs and "reward" not in logs):
             return control
         metrics = {bare_name(k): v for k, v in logs.items() if not bare_name(k).startswith(DYNAMICS_PREFIX)}
-        for name, value in self.doctor.update(state.global_step, metrics).items():
-            trl_compat.push_metric(self.trainer, name, value)
+        # held until the next on_step_end: GRPOTrainer.log clears its metric lists right after this event
+        self._doctor_out = self.doctor.update(state.global_step, metrics)
         if all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
             control.should_training_stop = True
         return control
