@@ -8,6 +8,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 
 from rlvr_dynamics.paths import set_offline_env  # noqa: E402
@@ -223,8 +224,7 @@ def test_fresh_sample_alignment_leaves_training_unchanged(cache, tmp_path):
     a = read_metrics(run(base, runs_dir=tmp_path / "a", progress=False) / "metrics.csv")
     b = read_metrics(run(fresh, runs_dir=tmp_path / "b", progress=False) / "metrics.csv")
     for col in ("reward", "loss", "grad_norm", "gap_alignment", "update_norm", "eval_reward_sampled"):
-        assert list(a[col]) == list(b[col]) or all(math.isclose(x, y, rel_tol=0, abs_tol=0) or (x != x and y != y)
-                                                   for x, y in zip(a[col], b[col])), col
+        np.testing.assert_array_equal(b[col], a[col], err_msg=col)  # exactly equal, NaN where a has NaN
     assert not any(f in a for f in FRESH_GAP_FIELDS)
     measured = [s in (1, 3, 5) for s in b["step"]]
     assert [math.isfinite(x) for x in b["gap_alignment_fresh"]] == measured

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import warnings
-import contextlib
 from typing import Any, Callable
+
+from .rng import isolated_rng
 
 TESTED_TRL = ("1.16.0", "1.17.0")
 """TRL versions ``[low, high)`` on which the wrapped private methods are tested (requirements pin 1.16.0)."""
@@ -104,20 +105,6 @@ def push_metric(trainer, name: str, value: float, mode: str = "train") -> None:
     x = float(value)
     if math.isfinite(x):
         trainer._metrics[mode][name].append(x)
-
-
-@contextlib.contextmanager
-def isolated_rng(device, seed: int):
-    """Run the body on a private random stream seeded by ``seed``: the global CPU stream and the stream of
-    ``device`` (CUDA, XPU, MPS, …) are saved and restored, so training draws the same numbers as without the body."""
-    import torch
-
-    device = torch.device(device)
-    kind = device.type
-    devices = [device] if kind != "cpu" else []
-    with torch.random.fork_rng(devices=devices, device_type=kind if kind != "cpu" else "cuda"):
-        torch.manual_seed(int(seed))
-        yield
 
 
 def check_plain_reward_functions(trainer) -> None:

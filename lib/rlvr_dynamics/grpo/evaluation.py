@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from .._checks import check_int
+from .rng import isolated_rng
 from .tasks import Problem, completion_text, format_prompt, scorer
 
 
@@ -31,8 +32,8 @@ def generate(model, tokenizer, problems: Sequence[Problem], *, max_new_tokens: i
              num_samples: int = 1) -> list[list[str]]:
     """Completions (decoded, special tokens skipped): ``num_samples`` per problem, in problem order.
 
-    Sampling uses a private ``torch.Generator``-free path: the global torch RNG is saved, seeded with ``seed`` and
-    restored afterwards, so evaluation never perturbs the training RNG stream (resume and determinism rely on it).
+    Sampling runs on :func:`~rlvr_dynamics.grpo.rng.isolated_rng` seeded with ``seed``, so evaluation never perturbs
+    the training RNG stream (resume and determinism rely on it).
     """
     check_int("max_new_tokens", max_new_tokens, 1)
     check_int("batch_size", batch_size, 1)
@@ -43,22 +44,18 @@ def generate(model, tokenizer, problems: Sequence[Problem], *, max_new_tokens: i
     texts = encode_prompts(tokenizer, problems, prompt_style)
     texts = [t for t in texts for _ in range(num_samples)]
     out: list[str] = []
-    rng_state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
     try:
-        torch.manual_seed(seed)
-        for i in range(0, len(texts), batch_size):
-            chunk = texts[i:i + batch_size]
-            enc = tokenizer(chunk, return_tensors="pt", padding=True, padding_side="left", add_special_tokens=False)
-            enc = {k: v.to(device) for k, v in enc.items()}
-            gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=do_sample,
-                                 temperature=temperature if do_sample else None, top_p=None, top_k=None,
-                                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-            out.extend(tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True))
+        with isolated_rng(device, seed):
+            for i in range(0, len(texts), batch_size):
+                chunk = texts[i:i + batch_size]
+                enc = tokenizer(chunk, return_tensors="pt", padding=True, padding_side="left",
+                                add_special_tokens=False)
+                enc = {k: v.to(device) for k, v in enc.items()}
+                gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=do_sample,
+                                     temperature=temperature if do_sample else None, top_p=None, top_k=None,
+                                     pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+                out.extend(tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True))
     finally:
-        torch.set_rng_state(rng_state)
-        if cuda_state is not None:
-            torch.cuda.set_rng_state_all(cuda_state)
         model.train(was_training)
     return [out[i * num_samples:(i + 1) * num_samples] for i in range(len(problems))]
 

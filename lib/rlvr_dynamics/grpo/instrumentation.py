@@ -65,6 +65,7 @@ from transformers import TrainerCallback
 from . import _trl_compat as trl_compat
 from .fields import CALLBACK_FIELDS, DYNAMICS_PREFIX, GAP_FIELDS, GROUP_FIELDS, RATIO_FIELDS, bare_name
 from .logprob_changes import all_reduce, group_gap_sums, sequence_logprobs
+from .rng import isolated_rng
 
 __all__ = ["GRPODynamicsCallback", "sequence_logprobs", "CALLBACK_FIELDS", "GAP_FIELDS", "GROUP_FIELDS",
            "RATIO_FIELDS", "DYNAMICS_PREFIX"]
@@ -247,11 +248,7 @@ class GRPODynamicsCallback(TrainerCallback):
             return
         self._measure = self._measured(state.global_step + 1) and self._gen_token_logps is not None
         if not self._measure:
-            self._pre_params = None
-            track = self.track_update_norm
-            if track is None:
-                track = sum(p.numel() for p in model.parameters()) < 50_000_000
-            self._pre_params = [p.detach().clone() for p in model.parameters()] if track else None
+            self._pre_params = self._copy_params(model)
             return
         b = self._batch
         if self._updates_since_generation == 0:
@@ -272,10 +269,13 @@ class GRPODynamicsCallback(TrainerCallback):
             "is_ratio_min": float(ratio.min()), "is_ratio_max": float(ratio.max()),
             "is_log_ratio_abs_mean": float(log_ratio.abs().mean()),
         })
-        track = self.track_update_norm
-        if track is None:
-            track = sum(p.numel() for p in model.parameters()) < 50_000_000
-        self._pre_params = [p.detach().clone() for p in model.parameters()] if track else None
+        self._pre_params = self._copy_params(model)
+
+    def _copy_params(self, model) -> list[torch.Tensor] | None:
+        """θ_k before the update, for ‖Δθ‖ (``track_update_norm``; decided once: on below 50 M parameters)."""
+        if self.track_update_norm is None:
+            self.track_update_norm = sum(p.numel() for p in model.parameters()) < 50_000_000
+        return [p.detach().clone() for p in model.parameters()] if self.track_update_norm else None
 
     def on_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
         if self._batch is None or model is None:
@@ -335,13 +335,13 @@ class GRPODynamicsCallback(TrainerCallback):
                                                        self.fresh_samples, seed)
         rows = [self._inputs[i] for i in range(0, len(self._inputs), G) for _ in range(self.fresh_samples)]
         rewards = np.asarray(trl_compat.score_completions(trainer, rows, ci, cm), dtype=float)
-        with trl_compat.isolated_rng(pi.device, seed):  # dropout in train mode must not draw on the training stream
+        with isolated_rng(pi.device, seed):  # dropout in train mode must not draw on the training stream
             _, pre = sequence_logprobs(model, pi, pm, ci, cm, temperature=self._temperature)
         self._fresh = {"batch": (pi, pm, ci, cm), "rewards": rewards, "pre": pre}
 
     def _fresh_alignment(self, model, lr: float) -> None:
         f = self._fresh
-        with trl_compat.isolated_rng(f["batch"][0].device, 0):
+        with isolated_rng(f["batch"][0].device, 0):
             _, post = sequence_logprobs(model, *f["batch"], temperature=self._temperature)
         delta = (post - f["pre"]).cpu().numpy()
         rewards = f["rewards"]

@@ -74,6 +74,17 @@ def transfer_table(runs: list[CommittedRun]) -> dict[str, dict[str, float]]:
     return out
 
 
+def circular_block_indices(n: int, block: int, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """Indices of one moving-block bootstrap replicate of a length-``n`` series (``size`` replicates as rows when
+    given): contiguous blocks of ``min(block, n)`` indices with uniform random starts, wrapping around the end,
+    concatenated and cut to ``n``."""
+    b = min(block, n)
+    k = math.ceil(n / b)
+    starts = rng.integers(0, n, k if size is None else (size, k))
+    idx = (starts[..., None] + np.arange(b)) % n
+    return idx.reshape(idx.shape[:-2] + (-1,))[..., :n]
+
+
 def block_bootstrap_spearman(groups: list[tuple[np.ndarray, np.ndarray]], *, block: int = 10, n_boot: int = 2000,
                              level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
     """Spearman ρ of the pooled ``(x, y)`` points of several runs, with a moving-block bootstrap interval.
@@ -108,11 +119,7 @@ def block_bootstrap_spearman(groups: list[tuple[np.ndarray, np.ndarray]], *, blo
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for x, y in groups:
-        x, y = np.asarray(x, float), np.asarray(y, float)
-        n = len(x)
-        b = min(block, n)
-        starts = rng.integers(0, n, size=(n_boot, math.ceil(n / b)))
-        idx = ((starts[:, :, None] + np.arange(b)[None, None, :]) % n).reshape(n_boot, -1)[:, :n]
+        idx = circular_block_indices(len(x), block, rng, n_boot)
         xs.append(x[idx])
         ys.append(y[idx])
     boot = rho(np.concatenate(xs, axis=1), np.concatenate(ys, axis=1))
