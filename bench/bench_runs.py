@@ -90,21 +90,23 @@ def folder_speed() -> None:
           f"{dc:.2f} s CPU (target ≤ 2 s)\n")
 
 
+def _curves(runs) -> list:
+    """``(id, steps, reward, reward bounds)`` of committed runs, the input of :func:`forecast.calibration_table`."""
+    out = []
+    for r in runs:
+        st, y = r.log.reward_curve()
+        out.append((r.id, st.astype(float), y, resolve_reward_bounds(y)))
+    return out
+
+
 def calibration(skip_dev: bool) -> None:
     if not skip_dev:
-        dev = []
-        for pre in ("p1-long", "p1-sizes", "p2-lr"):
-            for r in load_committed_runs(pre):
-                st, y = r.log.reward_curve()
-                if len(st) >= 40:
-                    dev.append((r.id, st.astype(float), y, resolve_reward_bounds(y)))
+        dev = [c for pre in ("p1-long", "p1-sizes", "p2-lr") for c in _curves(load_committed_runs(pre))
+               if len(c[1]) >= 40]
         print(fc.format_calibration(fc.calibration_table(dev), f"(c1) development set: {len(dev)} committed runs "
                                                                 "(share within 5 % of the range / median error)"))
         print()
-    main_grid = []
-    for r in load_committed_runs("p1-main"):
-        st, y = r.log.reward_curve()
-        main_grid.append((r.id, st.astype(float), y, resolve_reward_bounds(y)))
+    main_grid = _curves(load_committed_runs("p1-main"))
     if main_grid:
         print(fc.format_calibration(fc.calibration_table(main_grid), f"(c1b) held out: the P1 main grid, "
                                                                       f"{len(main_grid)} runs trained afterwards"))
