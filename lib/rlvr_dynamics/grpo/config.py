@@ -51,7 +51,7 @@ and near misses (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`), so that GRPO
 ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
     "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
-    "gradient_checkpointing": True,
+    "gradient_checkpointing": True, "warm_start_per_copy": False, "warm_start_answer_copies": 0,
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -94,6 +94,13 @@ class RunConfig:
     answer_copies: int = 1
     """The answer written this many times, comma-separated; exact reward needs all copies. With the ``mixture`` warm
     start each copy is independently noisy: the P2 length knob where every token is uncertain."""
+    warm_start_per_copy: bool = False
+    """``mixture`` only: ``warm_start_correct_frac`` is the probability of each answer copy (the whole answer is
+    right with its ``answer_copies``-th power), so per-token constants do not change with the number of copies."""
+    warm_start_answer_copies: int = 0
+    """``mixture`` only: copies in the warm start's targets (0: ``answer_copies``). Larger than ``answer_copies``
+    with a fixed ``answer_length``: the run generates exactly ``max_completion_length`` tokens (the cap must equal
+    the length of ``answer_copies`` copies), so one warm start serves every response length of a P2 sweep."""
     reward: str = "exact"
     """Training reward: ``exact``, ``last_number`` or the gameable ``units_digit``. Evaluation is always strict."""
     eval_reward: str = "exact"
@@ -266,7 +273,22 @@ class RunConfig:
         float_in("warm_start_correct_frac", 0.0, 1.0, lo_open=True, hi_open=True)
         float_in("warm_start_difficulty_factor", 0.0, 1.0, lo_open=True)
         int_in("warm_start_steps", 100, 1_000_000)
-        int_in("answer_copies", 1, 16)
+        int_in("answer_copies", 1, 32)
+        int_in("warm_start_answer_copies", 0, 32)
+        if not isinstance(self.warm_start_per_copy, bool):
+            bad("warm_start_per_copy", "a bool")
+        if (self.warm_start_per_copy or self.warm_start_answer_copies) and self.warm_start != "mixture":
+            bad("warm_start", "'mixture' when warm_start_per_copy or warm_start_answer_copies is set")
+        if self.warm_start_answer_copies and self.warm_start_answer_copies < self.answer_copies:
+            bad("warm_start_answer_copies", f"0 or >= answer_copies={self.answer_copies}")
+        if self.warm_start_answer_copies > self.answer_copies:
+            exact = self.answer_copies * (self.answer_length + 1) - 1
+            if not self.answer_length:
+                bad("answer_length", "> 0 (a fixed width) when warm_start_answer_copies > answer_copies")
+            if self.max_completion_length != exact:
+                bad("max_completion_length", f"exactly {exact} (answer_copies={self.answer_copies} copies of "
+                                             f"{self.answer_length} characters plus separators) when the warm start "
+                                             f"writes more copies ({self.warm_start_answer_copies})")
         int_in("lora_rank", 0, 1024)
         if self.warm_start == "mixture" and not self.is_tiny:
             bad("warm_start", f"'threshold' for model {self.model!r} (the 'mixture' warm start builds a tiny model, "

@@ -49,12 +49,17 @@ def warm_start_spec(cfg: RunConfig):
                   target_low=cfg.warm_start_target_low, target_high=cfg.warm_start_target_high,
                   seed=cfg.warm_start_seed, answer_copies=cfg.answer_copies)
     if cfg.warm_start == "mixture":
+        extra: dict = {}
+        if cfg.warm_start_answer_copies:
+            common["answer_copies"] = cfg.warm_start_answer_copies
+        if cfg.warm_start_per_copy:  # the excess-loss bar per copy: 0.05 nats each
+            extra = dict(per_copy=True, max_excess_loss=0.05 * common["answer_copies"])
         # Adam step size ∝ 1/width (3e-3 at width 64): at 3e-3 the width-128 tiny-l4 diverged twice and had not
         # converged after 5,000 steps.
         lr = 3e-3 * min(1.0, 64 / TINY_SIZES[cfg.model].hidden_size)
         return WarmStart(cfg.model, mode="mixture", correct_frac=cfg.warm_start_correct_frac,
                          difficulty_factor=cfg.warm_start_difficulty_factor, max_steps=cfg.warm_start_steps,
-                         check_every=250, batch_size=128, eval_size=512, learning_rate=lr, **common)
+                         check_every=250, batch_size=128, eval_size=512, learning_rate=lr, **common, **extra)
     return WarmStart(cfg.model, **common)
 
 

@@ -272,6 +272,10 @@ class AnswerMixture:
     distribution is ``correct_frac``. A model trained to convergence on these targets samples the exact answer
     (all copies right) with probability ≈ ``q``: ``correct_frac`` on average, less on harder prompts (difficulty
     varies across prompts). [D, our choice]
+
+    With ``per_copy=True``, ``q`` is the probability of **each** copy (``q_copy = q``) and the whole answer is right
+    with probability ``q ** copies``: the per-token constants stay fixed while the length grows, the premise of
+    P2's token-level theorem (P2 spec §3.6) and of the P2 length sweeps.
     """
 
     correct_frac: float = 0.2
@@ -286,6 +290,8 @@ class AnswerMixture:
     """Answer copies (see :func:`repeat_answer`)."""
     q_max: float = 0.95
     """Cap of the per-prompt probability."""
+    per_copy: bool = False
+    """``correct_frac`` (and ``q``) is the probability of each copy, not of the whole answer."""
 
     def __post_init__(self) -> None:
         from .._checks import check_in_range
@@ -310,13 +316,17 @@ class AnswerMixture:
         return difficulty(*operands(prompt), self.digits)
 
     def success_probability(self, prompt: str) -> float:
-        """q: the probability that a target for ``prompt`` is exactly right (all copies)."""
+        """The probability that a target for ``prompt`` is exactly right (all copies)."""
+        q = self._q(prompt)
+        return q ** self.copies if self.per_copy else q
+
+    def _q(self, prompt: str) -> float:
         return float(min(self.q_max, self._scale * self.difficulty_factor ** self.level(prompt)))
 
     def options(self, prompt: str) -> tuple[list[str], list[float]]:
         """The possible texts of one copy for ``prompt`` and their probabilities (correct first)."""
         a, b = operands(prompt)
-        q = self.success_probability(prompt) ** (1.0 / self.copies)
+        q = self._q(prompt) if self.per_copy else self._q(prompt) ** (1.0 / self.copies)
         wrong = near_misses(a + b)
         width = self.answer_length
         texts = [_fmt(v, width if len(str(v)) <= width else 0) for v in [a + b] + wrong]

@@ -41,7 +41,7 @@ MIXTURE_VERSION = 1
 """Bump when the ``mixture`` targets (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`) or procedure change."""
 
 _ADDED_DEFAULTS = {"mode": "threshold", "correct_frac": 0.2, "difficulty_factor": 0.4, "answer_copies": 1,
-                   "max_excess_loss": 0.1}
+                   "max_excess_loss": 0.1, "per_copy": False}
 """WarmStart fields added after the first runs: left out of the key at their defaults (cached and recorded keys of
 the first runs stay valid)."""
 
@@ -106,6 +106,8 @@ class WarmStart:
     """``mixture``: factor of that probability per difficulty level (:func:`~rlvr_dynamics.grpo.tasks.difficulty`)."""
     answer_copies: int = 1
     """Copies of the answer in each target."""
+    per_copy: bool = False
+    """``mixture``: ``correct_frac`` is the probability of each copy (:class:`~.tasks.AnswerMixture`)."""
     max_excess_loss: float = 0.1
     """``mixture``: the warm start is unusable unless its final excess loss (nats per answer, ≈ the KL from the
     target mixture to the model's answer distribution, averaged over held-out prompts) is below this."""
@@ -135,7 +137,7 @@ class WarmStart:
     def mixture(self) -> AnswerMixture:
         """The supervised target distribution of the ``mixture`` mode."""
         return AnswerMixture(self.correct_frac, self.difficulty_factor, digits=self.digits,
-                             answer_length=self.answer_length, copies=self.answer_copies)
+                             answer_length=self.answer_length, copies=self.answer_copies, per_copy=self.per_copy)
 
 
 def _sft_batch(tok, problems, device):
