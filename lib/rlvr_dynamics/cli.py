@@ -9,6 +9,7 @@
     rlvr-dynamics scorecard                     print the verdict counts of the executed notebooks
     rlvr-dynamics fit LOG [--momentum M --refresh-interval K] [--forecast STEP …]   fit your own training log
     rlvr-dynamics train CONFIG.yml              run GRPO experiments with TRL (cached by config hash, resumable)
+    rlvr-dynamics bisect CONFIG.yml             bisect the critical learning rate of GRPO runs (resumable)
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .grpo.cli import add_train_subcommand
+from .grpo.cli import add_bisect_subcommand, add_train_subcommand
 from .runs.cli import add_fit_subcommand
 
 
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_fit_subcommand(sub)
     add_train_subcommand(sub)
+    add_bisect_subcommand(sub)
     return parser
 
 

@@ -171,3 +171,43 @@ def test_pilot_rule_on_known_curves():
     assert choose_learning_rate([crash, flat])[0] is None
     with pytest.raises(ValueError, match="rewards"):
         pilot_result(1e-3, k[:5], r[:5])
+
+
+def test_per_copy_mixture_fixes_each_copy_and_powers_the_whole_answer():
+    """per_copy: every copy is right with q (independent of the number of copies); the answer with q ** copies."""
+    for copies in (1, 4, 32):
+        mix = tasks.AnswerMixture(correct_frac=0.95, difficulty_factor=1.0, digits=2, answer_length=3,
+                                  copies=copies, per_copy=True)
+        texts, probs = mix.options("17+85=")
+        assert texts[0] == "102" and probs[0] == pytest.approx(0.95)
+        assert mix.success_probability("17+85=") == pytest.approx(0.95 ** copies)
+    rng = np.random.default_rng(1)
+    mix = tasks.AnswerMixture(correct_frac=0.9, difficulty_factor=1.0, digits=2, answer_length=3, copies=8,
+                              per_copy=True)
+    copies = np.array([[c == "102" for c in mix.sample("17+85=", rng)[0].split(",")] for _ in range(3000)])
+    assert abs(copies.mean() - 0.9) < 4 * math.sqrt(0.09 / copies.size)
+    # independent copies: the whole answer is right at the product rate
+    assert abs(copies.all(axis=1).mean() - 0.9 ** 8) < 4 * math.sqrt(0.43 * 0.57 / 3000)
+
+
+def test_per_copy_run_config_rules():
+    from rlvr_dynamics.grpo.config import RunConfig
+
+    base = dict(model="tiny-m4", digits=2, answer_length=3, warm_start="mixture", warm_start_per_copy=True,
+                warm_start_correct_frac=0.95, warm_start_difficulty_factor=1.0, warm_start_answer_copies=32)
+    cfg = RunConfig(**base, answer_copies=4, max_completion_length=15)
+    assert cfg.run_id() != RunConfig(**base, answer_copies=2, max_completion_length=7).run_id()
+    with pytest.raises(ValueError, match="max_completion_length.*exactly 15"):
+        RunConfig(**base, answer_copies=4, max_completion_length=16)
+    with pytest.raises(ValueError, match="warm_start_answer_copies"):
+        RunConfig(**{**base, "warm_start_answer_copies": 2}, answer_copies=4, max_completion_length=15)
+    with pytest.raises(ValueError, match="warm_start"):
+        RunConfig(**{**base, "warm_start": "threshold"}, answer_copies=4, max_completion_length=15)
+    with pytest.raises(ValueError, match="answer_length"):
+        RunConfig(**{**base, "answer_length": 0}, answer_copies=4, max_completion_length=15)
+    # one warm start (32 copies) serves every length
+    from rlvr_dynamics.grpo.runner import warm_start_spec
+
+    keys = {warm_start_spec(RunConfig(**base, answer_copies=k, max_completion_length=4 * k - 1)).key()
+            for k in (1, 2, 32)}
+    assert len(keys) == 1

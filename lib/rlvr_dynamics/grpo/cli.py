@@ -30,6 +30,34 @@ def add_train_subcommand(subparsers) -> argparse.ArgumentParser:
     return _configure(subparsers.add_parser("train", help="train GRPO runs of an experiment YAML with TRL"))
 
 
+def add_bisect_subcommand(subparsers) -> argparse.ArgumentParser:
+    """Add ``bisect``: ``rlvr-dynamics bisect CONFIG.yml [--only TEXT] [--runs-dir D] [--out-dir D] [--dry-run]``
+    (:mod:`rlvr_dynamics.grpo.critical_step`)."""
+    p = subparsers.add_parser("bisect", help="bisect the critical learning rate of GRPO runs (P2 length sweeps)")
+    p.add_argument("config", help="experiment YAML with a 'bisect' section (see rlvr_dynamics.grpo.critical_step)")
+    p.add_argument("--only", default=None, help="bisect only cells whose summary contains this text")
+    p.add_argument("--runs-dir", default=None, help="where run folders go (default: data/runs)")
+    p.add_argument("--out-dir", default=None, help="where the summary goes (default: data/bisections)")
+    p.add_argument("--dry-run", action="store_true", help="validate the file, list the cells and exit")
+    p.set_defaults(func=_bisect_from_args)
+    return p
+
+
+def _bisect_from_args(args: argparse.Namespace) -> int:
+    from ..paths import set_offline_env
+    from .critical_step import cell_summary, load_bisection_experiment, run_bisection
+
+    set_offline_env()
+    if args.dry_run:
+        name, cells, settings = load_bisection_experiment(args.config)
+        for cell in cells:
+            print(name, cell_summary(cell))
+        print(f"{len(cells)} cells; {settings}")
+        return 0
+    print(run_bisection(args.config, runs_dir=args.runs_dir, out_dir=args.out_dir, only=args.only))
+    return 0
+
+
 def _run_from_args(args: argparse.Namespace) -> int:
     from ..paths import set_offline_env
 
