@@ -11,6 +11,7 @@ How each is validated (in-process, through :func:`rlvr_dynamics.cli.main` / ``bu
 
 - ``run``: executed with ``--dry-run`` added, which validates the notebook id, parameter names and types and
   executes nothing; exit status 0 required;
+- ``bisect``: executed with ``--dry-run`` added, which validates the experiment file and lists its cells;
 - ``list``, ``params``, ``scorecard``: executed for real (cheap, read-only); exit status 0 required;
 - ``fit``: executed for real only if its LOG path exists in the repository; docs show the reader's own logs
   (``path/to/…``, ``metrics.csv``), so otherwise it is parsed only (``build_parser().parse_args``): options, types
@@ -144,7 +145,7 @@ def validate_command(cmd: DocCommand) -> tuple[str, int, str]:
     if rc or cmd.placeholder:
         return "parsed", rc, msg
     sub = cmd.argv[0]
-    if sub == "run":
+    if sub in ("run", "bisect"):
         argv = list(cmd.argv) + ([] if "--dry-run" in cmd.argv else ["--dry-run"])
         rc, msg = _run(argv)
         return "dry-run", rc, msg

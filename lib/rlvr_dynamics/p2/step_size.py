@@ -327,6 +327,46 @@ def fit_power_law(x: Any, y: Any) -> PowerLawFit:
                        r_squared=1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0, exponent_standard_error=float(se))
 
 
+@dataclass(frozen=True)
+class SlopeEstimate:
+    """Mean of per-unit log-log slopes with a percentile bootstrap interval over the units (seeds or instances)."""
+
+    mean: float
+    ci: tuple[float, float]
+    slopes: np.ndarray
+    """One slope per unit whose estimates are all finite."""
+    n_dropped: int
+    """Units left out because some estimate was ``nan`` or ``inf`` (not located)."""
+
+
+def slope_over_units(x: Any, estimates: Any, rng: np.random.Generator, n_boot: int = 4000,
+                     level: float = 0.95) -> SlopeEstimate:
+    """Per-unit OLS slope of ``log estimates`` on ``log x`` (:func:`fit_power_law`), their mean, and a percentile
+    bootstrap interval of the mean over units (``n_boot`` resamples drawn from ``rng``).
+
+    ``estimates`` is (units, len(x)), e.g. the bisected critical step of each seed at each length (P2-C7/C9: "95 % CI
+    by bootstrap over seeds/instances"). Units with a non-finite estimate are dropped and counted.
+
+    >>> est = slope_over_units([1, 10, 100], [[1, .1, .01], [2, .2, .02]], np.random.default_rng(0))
+    >>> round(est.mean, 6), est.n_dropped
+    (-1.0, 0)
+    """
+    xa = check_in_range("x", x, 0.0, None, low_inclusive=False)
+    ea = np.asarray(estimates, float)
+    if ea.ndim != 2 or ea.shape[1] != xa.size:
+        raise ValueError(f"estimates must be (units, {xa.size}), got shape {ea.shape}")
+    n_boot = check_int("n_boot", n_boot, 1)
+    level = float(check_in_range("level", level, 0.0, 1.0, low_inclusive=False, high_inclusive=False))
+    ok = np.all(np.isfinite(ea) & (ea > 0), 1)
+    slopes = np.array([fit_power_law(xa, e).exponent for e in ea[ok]])
+    if slopes.size == 0:
+        return SlopeEstimate(float("nan"), (float("nan"), float("nan")), slopes, int((~ok).sum()))
+    boot = rng.choice(slopes, (n_boot, slopes.size)).mean(1)
+    tail = 100 * (1 - level) / 2
+    return SlopeEstimate(float(slopes.mean()), tuple(float(v) for v in np.percentile(boot, [tail, 100 - tail])),
+                         slopes, int((~ok).sum()))
+
+
 def token_level_step_bound(length: Any, success_rate: Any, alignment: Any, token_smoothness: float = 1.0,
                            token_score_bound: float = 1.0) -> np.ndarray:
     """Theorem-3 guaranteed-progress step ``(1 − J)[Δμ]₊ / (T (L + G²))`` (P2 spec §3.6; constants are [?])."""
