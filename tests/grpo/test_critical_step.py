@@ -31,6 +31,7 @@ def test_cell_bisection_brackets_then_bisects_to_the_tolerance(eta_c):
     assert res["relative_width"] <= 0.02
     assert abs(res["estimate"] / eta_c - 1) <= 0.02
     assert len(job.trials) == len(calls) and all(t["collapsed"] == (t["learning_rate"] >= eta_c) for t in job.trials)
+    assert len(set(calls)) == len(calls)  # no step is trained twice (the bracket moves reuse known ends)
 
 
 def test_cell_bisection_gives_up_outside_the_expansion_range():

@@ -143,8 +143,12 @@ class CellBisection:
         self.trials: list[dict[str, Any]] = []
 
     def collapsed(self, lr: float) -> bool:
+        """Whether the run at step ``lr`` collapses (each step is trained, and recorded, once)."""
         from ..p2.step_size import is_collapsed
 
+        for t in self.trials:
+            if t["learning_rate"] == float(lr):
+                return t["collapsed"]
         cfg = self.cell.replace(learning_rate=float(lr))
         final = self.train(cfg)
         hit = bool(is_collapsed(final, self.initial, self.settings.collapse_fraction))
