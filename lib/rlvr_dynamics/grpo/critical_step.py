@@ -20,7 +20,8 @@ Every trial is an ordinary run folder (``data/runs/<name>-<hash>``), so an inter
 stopped: finished runs are read, not retrained, and the bisection takes the same path again. The summary (cells,
 initial success, every trial, brackets and estimates) is written atomically to ``data/bisections/<name>.json``
 after every cell. The warm start's initial success at a cell's length is measured once per (warm start, length):
-``initial_samples`` sampled completions of the held-out prompts.
+``initial_samples`` sampled completions of the held-out prompts; so are the starting policy's gradient-gap norms
+(:mod:`~rlvr_dynamics.grpo.gap_norm`, ``gap_prompts`` × ``gap_samples``), which P2-C5 says set the threshold.
 """
 from __future__ import annotations
 
@@ -61,6 +62,10 @@ class BisectSettings:
     """Collapse: final sampled success below this fraction of the initial success."""
     initial_samples: int = 4
     """Sampled completions per held-out prompt for the initial success."""
+    gap_prompts: int = 64
+    """Held-out prompts on which the starting policy's gradient-gap norms are measured (0: not measured)."""
+    gap_samples: int = 8
+    """Samples per prompt for the gap norms (:func:`~rlvr_dynamics.grpo.gap_norm.measure_gap_norms`)."""
 
     def __post_init__(self) -> None:
         check_in_range("bisect.low", self.low, 0.0, None, low_inclusive=False)
@@ -72,6 +77,8 @@ class BisectSettings:
         check_in_range("bisect.collapse_fraction", self.collapse_fraction, 0.0, 1.0, low_inclusive=False,
                        high_inclusive=False)
         check_int("bisect.initial_samples", self.initial_samples, 1, 64)
+        check_int("bisect.gap_prompts", self.gap_prompts, 0, 4096)
+        check_int("bisect.gap_samples", self.gap_samples, 2, 1024)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "BisectSettings":
@@ -116,22 +123,37 @@ def final_sampled_success(run_dir: Path) -> float:
     return float(rows[-1]["eval_reward_sampled"])
 
 
-def initial_sampled_success(cfg: RunConfig, samples: int) -> float:
-    """Sampled success of the cell's starting model on its held-out prompts (``samples`` completions each, seed 0)."""
+def _starting_policy(cfg: RunConfig):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .evaluation import accuracy
     from .runner import resolve_model
     from .tasks import heldout_problems
 
     model_path, _ = resolve_model(cfg)
-    model = AutoModelForCausalLM.from_pretrained(model_path)
-    tok = AutoTokenizer.from_pretrained(model_path)
     held = heldout_problems(cfg.eval_size, digits=cfg.digits, answer_length=cfg.answer_length, seed=1,
                             answer_copies=cfg.answer_copies)
+    return AutoModelForCausalLM.from_pretrained(model_path), AutoTokenizer.from_pretrained(model_path), held
+
+
+def initial_sampled_success(cfg: RunConfig, samples: int) -> float:
+    """Sampled success of the cell's starting model on its held-out prompts (``samples`` completions each, seed 0)."""
+    from .evaluation import accuracy
+
+    model, tok, held = _starting_policy(cfg)
     return accuracy(model, tok, held, max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward,
                     prompt_style=cfg.prompt_style, do_sample=True, temperature=cfg.temperature, seed=0,
                     num_samples=samples, batch_size=256)
+
+
+def starting_gap_norms(cfg: RunConfig, prompts: int, samples: int) -> dict[str, float]:
+    """:class:`~rlvr_dynamics.grpo.gap_norm.GapNorms` of the cell's starting model on the first ``prompts`` of its
+    held-out prompts (``samples`` each, seed 0), as a dict."""
+    from .gap_norm import measure_gap_norms
+
+    model, tok, held = _starting_policy(cfg)
+    return asdict(measure_gap_norms(model, tok, held[:prompts], samples=samples,
+                                    max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward,
+                                    temperature=cfg.temperature, seed=0, prompt_style=cfg.prompt_style))
 
 
 class CellBisection:
@@ -209,6 +231,7 @@ def run_bisection(path: str | Path, *, runs_dir: str | Path | None = None, out_d
     summary: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     summary.update({"experiment": str(path), "settings": asdict(settings), "name": name})
     initials: dict[str, float] = summary.setdefault("initial_success", {})
+    gaps: dict[str, dict] = summary.setdefault("gap_norms", {})
     results: dict[str, Any] = summary.setdefault("cells", {})
     first_estimate: dict[str, float] = {}
 
@@ -226,6 +249,8 @@ def run_bisection(path: str | Path, *, runs_dir: str | Path | None = None, out_d
         init_key = f"{spec.key() if spec else cell.model}/copies={cell.answer_copies}/T={cell.max_completion_length}"
         if init_key not in initials:
             initials[init_key] = initial_sampled_success(cell, settings.initial_samples)
+        if settings.gap_prompts and init_key not in gaps:
+            gaps[init_key] = starting_gap_norms(cell, settings.gap_prompts, settings.gap_samples)
         group = group_key(cell)
         est0 = first_estimate.get(group)
         if est0 is not None and math.isfinite(est0):
@@ -238,8 +263,9 @@ def run_bisection(path: str | Path, *, runs_dir: str | Path | None = None, out_d
         job = CellBisection(cell, initials[init_key], settings, train)
         res = job.bisect(low, high)
         first_estimate.setdefault(group, res["estimate"])
-        results[cell.replace(learning_rate=1.0).run_id()] = {**cell_summary(cell), "initial_success":
-                                                             initials[init_key], **res, "trials": job.trials}
+        results[cell.replace(learning_rate=1.0).run_id()] = {**cell_summary(cell), "start": init_key,
+                                                             "initial_success": initials[init_key], **res,
+                                                             "trials": job.trials}
         atomic_write_text(out, json.dumps(summary, indent=1, allow_nan=True) + "\n")
         if progress:
             print(f"    eta_c {res['estimate']:.5g} (bracket [{res['low']:.5g}, {res['high']:.5g}], "
