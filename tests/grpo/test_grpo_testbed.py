@@ -58,7 +58,7 @@ def test_added_fields_enter_the_hash_only_when_set():
      r"warm_start_correct_frac=0.9 .*q_max"),
     (dict(warm_start_difficulty_factor=1.5), r"warm_start_difficulty_factor must be in \(0.0, 1.0\]"),
     (dict(warm_start_steps=10), r"warm_start_steps must be an integer in \[100,"),
-    (dict(answer_copies=0), r"answer_copies must be an integer in \[1, 16\]"),
+    (dict(answer_copies=0), r"answer_copies must be an integer in \[1, 32\]"),
     (dict(answer_copies=3), r"max_completion_length must be >= 11 \(answer_copies=3 copies of up to 3 characters"),
     (dict(gap_alignment_every=0), r"gap_alignment_every must be an integer in \[1,"),
     (dict(lora_rank=-1), r"lora_rank must be an integer in \[0, 1024\]"),
