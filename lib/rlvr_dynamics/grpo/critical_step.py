@@ -25,7 +25,6 @@ after every cell. The warm start's initial success at a cell's length is measure
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import time
@@ -115,12 +114,14 @@ def group_key(cfg: RunConfig) -> str:
 
 
 def final_sampled_success(run_dir: Path) -> float:
-    """The sampled held-out success of a finished run's last evaluation (``eval_reward_sampled`` in metrics.csv)."""
-    with open(run_dir / "metrics.csv", newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("eval_reward_sampled") not in (None, "")]
-    if not rows:
+    """The sampled held-out success of a finished run's last evaluation (``eval_reward_sampled``, read with
+    :func:`~rlvr_dynamics.runs.load_committed_run`)."""
+    from ..runs.committed import load_committed_run
+
+    _, values = load_committed_run(run_dir).evaluations("eval_reward_sampled")
+    if values.size == 0 or not np.isfinite(values[-1]):
         raise ValueError(f"{run_dir}: no eval_reward_sampled in metrics.csv (the cell needs eval_every <= max_steps)")
-    return float(rows[-1]["eval_reward_sampled"])
+    return float(values[-1])
 
 
 def _starting_policy(cfg: RunConfig):
@@ -135,22 +136,23 @@ def _starting_policy(cfg: RunConfig):
     return AutoModelForCausalLM.from_pretrained(model_path), AutoTokenizer.from_pretrained(model_path), held
 
 
-def initial_sampled_success(cfg: RunConfig, samples: int) -> float:
-    """Sampled success of the cell's starting model on its held-out prompts (``samples`` completions each, seed 0)."""
+def initial_sampled_success(cfg: RunConfig, samples: int, policy=None) -> float:
+    """Sampled success of the cell's starting model on its held-out prompts (``samples`` completions each, seed 0);
+    ``policy`` is ``(model, tokenizer, held-out problems)`` if already loaded."""
     from .evaluation import accuracy
 
-    model, tok, held = _starting_policy(cfg)
+    model, tok, held = policy or _starting_policy(cfg)
     return accuracy(model, tok, held, max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward,
                     prompt_style=cfg.prompt_style, do_sample=True, temperature=cfg.temperature, seed=0,
                     num_samples=samples, batch_size=256)
 
 
-def starting_gap_norms(cfg: RunConfig, prompts: int, samples: int) -> dict[str, float]:
+def starting_gap_norms(cfg: RunConfig, prompts: int, samples: int, policy=None) -> dict[str, float]:
     """:class:`~rlvr_dynamics.grpo.gap_norm.GapNorms` of the cell's starting model on the first ``prompts`` of its
-    held-out prompts (``samples`` each, seed 0), as a dict."""
+    held-out prompts (``samples`` each, seed 0), as a dict; ``policy`` as in :func:`initial_sampled_success`."""
     from .gap_norm import measure_gap_norms
 
-    model, tok, held = _starting_policy(cfg)
+    model, tok, held = policy or _starting_policy(cfg)
     return asdict(measure_gap_norms(model, tok, held[:prompts], samples=samples,
                                     max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward,
                                     temperature=cfg.temperature, seed=0, prompt_style=cfg.prompt_style))
@@ -247,10 +249,13 @@ def run_bisection(path: str | Path, *, runs_dir: str | Path | None = None, out_d
     for i, cell in enumerate(cells, 1):
         spec = warm_start_spec(cell)
         init_key = f"{spec.key() if spec else cell.model}/copies={cell.answer_copies}/T={cell.max_completion_length}"
-        if init_key not in initials:
-            initials[init_key] = initial_sampled_success(cell, settings.initial_samples)
-        if settings.gap_prompts and init_key not in gaps:
-            gaps[init_key] = starting_gap_norms(cell, settings.gap_prompts, settings.gap_samples)
+        need_gap = bool(settings.gap_prompts) and init_key not in gaps
+        if init_key not in initials or need_gap:
+            policy = _starting_policy(cell)          # loaded once for both measurements
+            if init_key not in initials:
+                initials[init_key] = initial_sampled_success(cell, settings.initial_samples, policy)
+            if need_gap:
+                gaps[init_key] = starting_gap_norms(cell, settings.gap_prompts, settings.gap_samples, policy)
         group = group_key(cell)
         est0 = first_estimate.get(group)
         if est0 is not None and math.isfinite(est0):
