@@ -39,7 +39,7 @@ from rlvr_dynamics.paths import set_offline_env
 set_offline_env()
 
 TINY_VARIANTS = ("bare", "callback", "callback/5", "callback+eval")
-SMOLLM_VARIANTS = ("bare", "callback", "callback/5")
+SMOLLM_VARIANTS = ("bare", "callback/5")
 
 
 def time_steps(cfg, variant: str, steps: int, warmup: int) -> float:
@@ -101,8 +101,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--models", default="tiny-s,tiny-m,tiny-l,tiny-m4,tiny-l4", help="tiny sizes ('' for none)")
     ap.add_argument("--prompts", type=int, default=64, help="prompts per step of the tiny models")
     ap.add_argument("--smollm", action="store_true", help="also time SmolLM2-135M, full and LoRA")
-    ap.add_argument("--smollm-steps", type=int, default=4)
+    ap.add_argument("--smollm-steps", type=int, default=5)
     ap.add_argument("--lora-rank", type=int, default=16)
+    ap.add_argument("--smollm-cap", type=int, default=24, help="SmolLM2 max_completion_length")
+    ap.add_argument("--smollm-group", type=int, default=4, help="SmolLM2 G (4 prompts per step)")
+    ap.add_argument("--smollm-precision", default="no,bf16", help="mixed_precision values to time")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
     results: dict = {}
@@ -116,15 +119,17 @@ def main(argv=None) -> dict:
         _report(results, model, TINY_VARIANTS)
     if args.smollm:
         for rank in (0, args.lora_rank):
-            name = "smollm2-135m" + (f"+lora{rank}" if rank else "")
-            cfg = RunConfig(name="bench", model="smollm2-135m", num_prompts_per_step=4, num_generations=4,
-                            max_completion_length=32, prompt_style="chat", reward="last_number",
-                            eval_reward="last_number", learning_rate=1e-5 if rank else 1e-6, digits=1,
-                            lora_rank=rank, num_threads=args.threads)
-            for variant in SMOLLM_VARIANTS:
-                results[(name, variant)] = sps = time_steps(cfg, variant, args.smollm_steps, 1)
-                print(f"{name:18s} {variant:14s} {sps:.3f} s/step", flush=True)
-            _report(results, name, SMOLLM_VARIANTS)
+            for precision in args.smollm_precision.split(","):
+                name = "smollm2-135m" + (f"+lora{rank}" if rank else "") + f"/{precision}"
+                cfg = RunConfig(name="bench", model="smollm2-135m", num_prompts_per_step=4,
+                                num_generations=args.smollm_group, max_completion_length=args.smollm_cap,
+                                temperature=0.5, prompt_style="chat", reward="last_number", eval_reward="last_number",
+                                learning_rate=1e-5 if rank else 1e-6, digits=2, lora_rank=rank,
+                                gradient_checkpointing=False, mixed_precision=precision, num_threads=args.threads)
+                for variant in SMOLLM_VARIANTS:
+                    results[(name, variant)] = sps = time_steps(cfg, variant, args.smollm_steps, 1)
+                    print(f"{name:18s} {variant:14s} {sps:.3f} s/step", flush=True)
+                _report(results, name, SMOLLM_VARIANTS)
     return results
 
 

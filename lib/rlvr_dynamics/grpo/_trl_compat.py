@@ -185,3 +185,36 @@ def score_completions(trainer, inputs: list[dict[str, Any]], completion_ids, com
         for i, v in enumerate(values):
             total[i] += w * (float(v) if v is not None else 0.0)  # None counts 0, as TRL's nansum
     return total
+
+
+def score_completion_tokens_only() -> bool:
+    """Make TRL's fused LM head score only the completion tokens on CPU, as it already does on GPUs.
+
+    TRL 1.16's ``add_fused_lm_head`` (``trl.trainer.utils``) projects the hidden states onto the vocabulary in
+    chunks (``trl.kernels.chunked_logprob``). On devices with Triton it first keeps the positions that carry a label
+    (the completion tokens); elsewhere it scores *every* position, prompt included, and masks the result, so that
+    Neuron compilers see fixed tile shapes. On CPU (eager PyTorch, no compilation) that only wastes work: with
+    SmolLM2's 49,152-token vocabulary and a 48-token chat prompt before 24 completion tokens, three quarters of the
+    LM head's forward and backward went to positions whose result is thrown away. The kept positions and their
+    values are identical (``tests/grpo/test_trl_compat.py`` checks the log-probabilities and the gradient).
+
+    Patches ``trl.trainer.utils._use_triton``, which ``_fused_forward`` reads only to make this choice (the kernel
+    module keeps its own reference, so the CPU tiles still run as torch ops). Idempotent; returns whether the patch
+    is in place (False where TRL has no such function: the default behaviour is then kept, only slower).
+    """
+    try:
+        import trl.trainer.utils as trl_utils
+    except ImportError:  # pragma: no cover - TRL is pinned
+        return False
+    original = getattr(trl_utils, "_use_triton", None)
+    if original is None:
+        return False
+    if getattr(original, "_rlvr_compact_cpu", False):
+        return True
+
+    def _use_triton_or_cpu(device) -> bool:
+        return device.type == "cpu" or original(device)
+
+    _use_triton_or_cpu._rlvr_compact_cpu = True
+    trl_utils._use_triton = _use_triton_or_cpu
+    return True

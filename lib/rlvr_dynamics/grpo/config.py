@@ -39,6 +39,7 @@ LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo")
 OPTIMIZERS = ("adamw", "sgd")
 SCALE_REWARDS = ("group", "batch", "none")
 DEVICES = ("auto", "cpu", "cuda")
+MIXED_PRECISION = ("auto", "bf16", "no")
 
 CONFIG_VERSION = 1
 """Bump when the meaning of a field or the training code changes in a way that changes results."""
@@ -52,6 +53,7 @@ ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
     "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
     "gradient_checkpointing": True, "warm_start_per_copy": False, "warm_start_answer_copies": 0,
+    "mixed_precision": "auto",
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -175,6 +177,10 @@ class RunConfig:
     gradient_checkpointing: bool = True
     """Recompute activations in the backward pass (TRL's default, kept for the committed runs: it saves memory and
     does not change the numbers). False is faster where memory allows (CPU runs of small models)."""
+    mixed_precision: str = "auto"
+    """``auto``: bf16 autocast on a GPU that supports it, float32 on CPU (every committed run before this field).
+    ``bf16``: bf16 autocast on either (TRL/transformers ``bf16=True``; on CPUs with AVX512-BF16 or AMX it halves
+    SmolLM2's step time); the weights, optimizer state and log-softmax stay float32. ``no``: float32 everywhere."""
     device: str = "auto"
     """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``."""
     num_threads: int = 2
@@ -258,6 +264,8 @@ class RunConfig:
         int_in("num_threads", 1, 256)
         if self.device not in DEVICES:
             bad("device", f"one of {DEVICES}")
+        if self.mixed_precision not in MIXED_PRECISION:
+            bad("mixed_precision", f"one of {MIXED_PRECISION}")
         if not isinstance(self.gap_alignment, bool):
             bad("gap_alignment", "a bool")
         if not isinstance(self.gradient_checkpointing, bool):
@@ -364,9 +372,10 @@ def expand(spec: dict[str, Any]) -> list[RunConfig]:
         raise ValueError(f"experiment spec must be a mapping, got {type(spec).__name__}")
     if not ({"base", "grid", "runs"} & set(spec)):
         return [RunConfig.from_dict({k: v for k, v in spec.items() if k != "description"})]
-    extra = sorted(set(spec) - {"base", "grid", "runs", "description"})
-    if extra:
-        raise ValueError(f"experiment spec has unknown top-level keys {extra}; allowed: base, grid, runs, description")
+    extra = sorted(set(spec) - {"base", "grid", "runs", "description", "pilot"})
+    if extra:  # "pilot": the rule of a learning-rate pilot file, read by rlvr_dynamics.grpo.pilot
+        raise ValueError(f"experiment spec has unknown top-level keys {extra}; "
+                         f"allowed: base, grid, runs, description, pilot")
     base = dict(spec.get("base") or {})
     out: list[RunConfig] = []
     grid = spec.get("grid") or {}

@@ -17,6 +17,12 @@ qualifies, the largest η that does not collapse and rises ≥ 0.1 is taken and 
 the rule; if none even does that, the size is dropped from the main grid.
 
 Reported beside each pilot run (not used by the rule): the noise ceiling 1 − σ²/Var(r), σ = std(Δr)/√2.
+
+**Other pilots.** A pilot file may carry a ``pilot:`` section, written with the file before its runs, that changes
+the two thresholds (:class:`PilotRule`: ``max_steps_to_90``, ``min_rise``); its grid states the candidate rates.
+Because the rule takes the *largest* qualifying rate, a pilot may run its rates from the largest down and stop at
+the first that qualifies: :func:`choose_learning_rate` accepts the choice as soon as every rate not yet run is
+smaller than a qualifying one (the SmolLM2 pilot, ``data/configs/grpo_smollm_pilot.yml``).
 """
 from __future__ import annotations
 
@@ -37,6 +43,31 @@ START_WINDOW = 10
 
 
 @dataclass(frozen=True)
+class PilotRule:
+    """The rule's two thresholds (defaults: the P1 main-grid pilot)."""
+
+    max_steps_to_90: int = MAX_STEPS_TO_90
+    min_rise: float = MIN_RISE
+
+    @classmethod
+    def from_dict(cls, data) -> "PilotRule":
+        """From a YAML ``pilot:`` section; unknown keys and out-of-range values raise ValueError naming them."""
+        if not isinstance(data, dict):
+            raise ValueError(f"the 'pilot' section must be a mapping, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"max_steps_to_90", "min_rise"})
+        if unknown:
+            raise ValueError(f"unknown pilot setting(s) {unknown}; allowed: max_steps_to_90, min_rise")
+        rule = cls(**data)
+        v = rule.max_steps_to_90
+        if isinstance(v, bool) or not isinstance(v, int) or v < START_WINDOW:
+            raise ValueError(f"pilot.max_steps_to_90 must be an integer >= {START_WINDOW}, got {v!r}")
+        v = rule.min_rise
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise ValueError(f"pilot.min_rise must be in (0, 1], got {v!r}")
+        return rule
+
+
+@dataclass(frozen=True)
 class PilotResult:
     """The rule's quantities for one pilot run."""
 
@@ -51,17 +82,23 @@ class PilotResult:
     """The project's collapse rule fired."""
     noise_ceiling: float
     """1 − σ²/Var(r) of the per-step reward (reported, not used by the rule)."""
+    rule: PilotRule = PilotRule()
+    """The thresholds the run is judged by."""
+
+    @property
+    def learns(self) -> bool:
+        """Rises at least ``rule.min_rise`` without collapsing (the fallback's condition)."""
+        return not self.collapsed and self.rise >= self.rule.min_rise
 
     @property
     def qualifies(self) -> bool:
-        return (not self.collapsed and self.rise >= MIN_RISE and self.steps_to_90 is not None
-                and self.steps_to_90 <= MAX_STEPS_TO_90)
+        return self.learns and self.steps_to_90 is not None and self.steps_to_90 <= self.rule.max_steps_to_90
 
     def as_dict(self) -> dict:
         return {**asdict(self), "qualifies": self.qualifies}
 
 
-def pilot_result(learning_rate: float, steps, rewards) -> PilotResult:
+def pilot_result(learning_rate: float, steps, rewards, rule: PilotRule = PilotRule()) -> PilotResult:
     """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step)."""
     from ..runs.diagnostics import detect_collapse
     from ..runs.noise import noise_ceiling
@@ -78,46 +115,55 @@ def pilot_result(learning_rate: float, steps, rewards) -> PilotResult:
     steps_to_90 = int(steps[START_WINDOW - 1 + hit[0]]) if hit.size else None
     log = RunLog(steps=steps, series={"reward": r}, reward_column="reward", source="pilot")
     collapsed = detect_collapse(log).detail.get("collapse_step") is not None
-    return PilotResult(float(learning_rate), r0, rise, steps_to_90, collapsed, float(noise_ceiling(r)))
+    return PilotResult(float(learning_rate), r0, rise, steps_to_90, collapsed, float(noise_ceiling(r)), rule)
 
 
-def choose_learning_rate(results: list[PilotResult]) -> tuple[float | None, str]:
-    """The rule's choice among one size's pilot runs, and why (see the module docstring)."""
+def choose_learning_rate(results: list[PilotResult], missing_rates=()) -> tuple[float | None, str]:
+    """The rule's choice among one size's pilot runs, and why (see the module docstring).
+
+    ``missing_rates``: candidate rates whose runs are not complete. The choice stands if a qualifying rate exceeds
+    all of them (the runs from the largest rate down stopped early); otherwise there is none yet.
+    """
     ok = sorted((p for p in results if p.qualifies), key=lambda p: p.learning_rate)
+    if missing_rates and not (ok and ok[-1].learning_rate > max(missing_rates)):
+        return None, f"pilot incomplete: {len(missing_rates)} run(s) missing"
     if ok:
-        return ok[-1].learning_rate, "largest qualifying learning rate"
-    fallback = sorted((p for p in results if not p.collapsed and p.rise >= MIN_RISE), key=lambda p: p.learning_rate)
+        extra = f" (smaller rates not run: {sorted(missing_rates)})" if missing_rates else ""
+        return ok[-1].learning_rate, "largest qualifying learning rate" + extra
+    fallback = sorted((p for p in results if p.learns), key=lambda p: p.learning_rate)
     if fallback:
         return fallback[-1].learning_rate, "no rate qualifies: largest that learns without collapsing (rule failed)"
     return None, "no rate learns without collapsing: size dropped"
 
 
 def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
-    """Apply the rule to the committed runs of a pilot experiment file: ``{model: {"results": [PilotResult as
-    dict, ...], "learning_rate": chosen η or None, "why": str, "missing": [run ids not (yet) complete]}}``; a size
-    with a missing run gets no learning rate."""
+    """Apply the rule (the file's ``pilot:`` section, else the defaults) to the committed runs of a pilot experiment
+    file: ``{model: {"results": [PilotResult as dict, ...], "learning_rate": chosen η or None, "why": str,
+    "missing": [run ids not (yet) complete]}}``; see :func:`choose_learning_rate` for missing runs."""
     import json
     from pathlib import Path
+
+    import yaml
 
     from ..paths import RUNS_DIR
     from ..runs.logs import load_log
     from .config import load_experiment
 
+    spec = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) if Path(config_path).exists() else None
+    rule = PilotRule.from_dict(spec["pilot"]) if isinstance(spec, dict) and "pilot" in spec else PilotRule()
     root = Path(runs_dir) if runs_dir else RUNS_DIR
     by_model: dict[str, dict] = {}
     for cfg in load_experiment(config_path):
-        entry = by_model.setdefault(cfg.model, {"results": [], "missing": []})
+        entry = by_model.setdefault(cfg.model, {"results": [], "missing": [], "missing_rates": []})
         run_dir = root / cfg.run_id()
         info = json.loads((run_dir / "config.json").read_text()) if (run_dir / "config.json").exists() else {}
         if not info.get("complete"):
             entry["missing"].append(cfg.run_id())
+            entry["missing_rates"].append(cfg.learning_rate)
             continue
         log = load_log(run_dir / "metrics.csv", reward_column="reward")
-        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward))
+        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward, rule))
     for entry in by_model.values():
-        if entry["missing"]:
-            entry["learning_rate"], entry["why"] = None, f"pilot incomplete: {len(entry['missing'])} run(s) missing"
-        else:
-            entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"])
+        entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"], entry.pop("missing_rates"))
         entry["results"] = [r.as_dict() for r in entry["results"]]
     return by_model

@@ -166,9 +166,17 @@ class _Progress:
         return Bar()
 
 
+def use_bf16(cfg: RunConfig, device: str) -> bool:
+    """Whether the run trains under bf16 autocast (``RunConfig.mixed_precision``; ``auto``: on a bf16 GPU only)."""
+    if cfg.mixed_precision == "auto":
+        import torch
+
+        return device != "cpu" and torch.cuda.is_bf16_supported()
+    return cfg.mixed_precision == "bf16"
+
+
 def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
     """TRL ``GRPOConfig`` of ``cfg`` (the one place where RunConfig fields map onto TRL/transformers settings)."""
-    import torch
     from trl import GRPOConfig
 
     use_cpu = device == "cpu"
@@ -186,7 +194,7 @@ def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
         weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
         scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon=cfg.epsilon, entropy_coef=cfg.entropy_coef,
         seed=cfg.seed, data_seed=cfg.seed, logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
-        save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=(not use_cpu and torch.cuda.is_bf16_supported()),
+        save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=use_bf16(cfg, device),
         disable_tqdm=True, remove_unused_columns=False, log_completions=False,
         dataloader_num_workers=0, shuffle_dataset=True,
     )
@@ -199,6 +207,8 @@ def make_trainer(cfg: RunConfig, model_path: str, tokenizer, dataset, output_dir
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOTrainer
 
+    from ._trl_compat import score_completion_tokens_only
+
     peft_config = None
     if cfg.lora_rank > 0:
         try:
@@ -207,6 +217,7 @@ def make_trainer(cfg: RunConfig, model_path: str, tokenizer, dataset, output_dir
             raise ValueError("RunConfig.lora_rank > 0 needs the 'peft' package (pip install peft)") from exc
         peft_config = LoraConfig(r=cfg.lora_rank, lora_alpha=2 * cfg.lora_rank, lora_dropout=0.0,
                                  target_modules="all-linear", task_type="CAUSAL_LM")
+    score_completion_tokens_only()  # CPU: the fused LM head skips prompt positions, as on GPUs (same numbers)
     trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)],
                           args=grpo_args(cfg, output_dir, device), train_dataset=dataset, processing_class=tokenizer,
                           peft_config=peft_config)
