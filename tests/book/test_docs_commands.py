@@ -270,14 +270,14 @@ def test_dry_run_cli_exit_codes(capsys):
 _PY_FENCE = re.compile(r"^\s*```python\s*$")
 
 
-def python_snippets() -> list[tuple[str, str]]:
-    """``(file:line, code)`` of every fenced ``python`` block in README.md and book/*.md."""
+def fenced_blocks(fence: re.Pattern) -> list[tuple[str, str]]:
+    """``(file:line, text)`` of every fenced block opened by ``fence`` in README.md and book/*.md."""
     out = []
     for path in [REPO_ROOT / "README.md", *sorted(BOOK_DIR.glob("*.md"))]:
         lines = path.read_text(encoding="utf-8").splitlines()
         i = 0
         while i < len(lines):
-            if _PY_FENCE.match(lines[i]):
+            if fence.match(lines[i]):
                 j = i + 1
                 while j < len(lines) and not _FENCE.match(lines[j]):
                     j += 1
@@ -285,6 +285,11 @@ def python_snippets() -> list[tuple[str, str]]:
                 i = j
             i += 1
     return out
+
+
+def python_snippets() -> list[tuple[str, str]]:
+    """``(file:line, code)`` of every fenced ``python`` block in README.md and book/*.md."""
+    return fenced_blocks(_PY_FENCE)
 
 
 @pytest.mark.parametrize("where, code", python_snippets(), ids=[w for w, _ in python_snippets()])
@@ -314,3 +319,27 @@ def test_python_snippets_parse_and_their_imports_resolve(where, code):
                 continue
             for kw in node.keywords:
                 assert kw.arg is None or kw.arg in params, f"{where}: {node.func.id}() has no argument {kw.arg!r}"
+
+
+# ------------------------------------------------------------------------------------------ experiment files
+_YAML_FENCE = re.compile(r"^\s*```ya?ml\s*$")
+
+
+def yaml_snippets() -> list[tuple[str, str]]:
+    """``(file:line, text)`` of every fenced ``yaml`` block in README.md and book/*.md."""
+    return fenced_blocks(_YAML_FENCE)
+
+
+def test_the_docs_show_an_experiment_file():
+    assert yaml_snippets(), "README.md shows an experiment file (my_run.yml)"
+
+
+@pytest.mark.parametrize("where, text", yaml_snippets(), ids=[w for w, _ in yaml_snippets()])
+def test_documented_experiment_files_are_valid_run_configs(where, text):
+    """Every YAML block in the docs is an experiment file whose runs validate (field names, types and ranges)."""
+    import yaml
+
+    from rlvr_dynamics.grpo.config import expand
+
+    runs = expand(yaml.safe_load(text))
+    assert runs, where

@@ -173,6 +173,44 @@ def test_pilot_rule_on_known_curves():
         pilot_result(1e-3, k[:5], r[:5])
 
 
+def test_pilot_rule_thresholds_per_file_and_early_stop_from_the_largest_rate(tmp_path):
+    """A pilot file's ``pilot:`` section sets the thresholds; the choice stands once every rate not yet run is
+    smaller than a qualifying one, and not before."""
+    from rlvr_dynamics.grpo.pilot import PilotRule, choose_learning_rate, evaluate_pilot, pilot_result
+
+    k = np.arange(1, 151)
+    r = 0.1 + 0.3 * (1 - np.exp(-k / 40.0))  # 90 % of the rise near step 95 (10-step trailing mean)
+    strict = pilot_result(1e-5, k, r, PilotRule(max_steps_to_90=60))
+    loose = pilot_result(1e-5, k, r, PilotRule(max_steps_to_90=120))
+    assert strict.steps_to_90 == loose.steps_to_90 and 60 < loose.steps_to_90 <= 120
+    assert loose.qualifies and not strict.qualifies
+    assert not pilot_result(1e-5, k, r, PilotRule(min_rise=0.5)).learns
+    assert choose_learning_rate([loose], missing_rates=[3e-6])[0] == 1e-5          # smaller rates need not run
+    assert choose_learning_rate([loose], missing_rates=[3e-5])[0] is None          # a larger rate could still win
+    assert "incomplete" in choose_learning_rate([strict], missing_rates=[3e-6])[1]  # nothing qualified yet
+    for bad, match in (({"max_steps_to_90": 5}, "max_steps_to_90"), ({"min_rise": 0}, "min_rise"),
+                       ({"steps": 3}, "unknown pilot setting")):
+        with pytest.raises(ValueError, match=match):
+            PilotRule.from_dict(bad)
+    cfg = tmp_path / "pilot.yml"
+    cfg.write_text("pilot: {max_steps_to_90: 100}\nbase: {name: pp, model: tiny-s, max_steps: 150}\n"
+                   "grid: {learning_rate: [3.0e-5, 1.0e-5]}\n")
+    out = evaluate_pilot(cfg, runs_dir=tmp_path / "runs")["tiny-s"]
+    assert out["learning_rate"] is None and len(out["missing"]) == 2
+
+
+def test_mixed_precision_field():
+    cfg = RunConfig(name="x", mixed_precision="bf16")
+    assert cfg.run_id() != RunConfig(name="x").run_id()
+    assert "mixed_precision" not in RunConfig(name="x").hashed_fields()  # old runs keep their ids
+    with pytest.raises(ValueError, match=r"mixed_precision must be one of \('auto', 'bf16', 'no'\)"):
+        RunConfig(name="x", mixed_precision="fp16")
+    from rlvr_dynamics.grpo.runner import use_bf16
+
+    assert use_bf16(cfg, "cpu") and not use_bf16(RunConfig(name="x"), "cpu")
+    assert not use_bf16(RunConfig(name="x", mixed_precision="no"), "cuda")
+
+
 def test_per_copy_mixture_fixes_each_copy_and_powers_the_whole_answer():
     """per_copy: every copy is right with q (independent of the number of copies); the answer with q ** copies."""
     for copies in (1, 4, 32):
