@@ -1,14 +1,16 @@
 """Benchmark: seconds per GRPO step (TRL GRPOTrainer) per model, and the overhead of the dynamics callback.
 
 Shapes: the tiny models at the sharpening testbed's shape (64 prompts × G = 4, ``max_completion_length`` 6; warm
-start with a loose target, which changes the weights, not the cost); SmolLM2-135M at 4 prompts × G = 4, 32 tokens,
-chat prompts (the shape of the issue's ≤ 5 s/step target), full fine-tuning and LoRA (``peft``, rank 16).
+start with a loose target, which changes the weights, not the cost); SmolLM2-135M at the shape of its grid
+(``data/configs/grpo_smollm_main.yml``: 4 prompts × G = 4, two-digit sums in chat format, 24 tokens, temperature 0.5,
+no gradient checkpointing), full fine-tuning and LoRA (``peft``, rank 16), for each ``--smollm-precision``
+(``mixed_precision``: ``no`` = float32, ``bf16`` = bf16 autocast).
 One training run per (model, variant); s/step is the mean wall time between consecutive step ends after
 ``--warmup`` steps, so it includes generation, the update, and every callback (and the evaluation, where on).
 
 Variants: ``bare`` (TRL only), ``callback`` (GRPODynamicsCallback, gap alignment every step), ``callback/5`` (gap
 alignment every 5 steps: ``gap_alignment_every = 5``), ``callback+eval`` (every step, plus the runner's held-out
-greedy and sampled evaluation of 128 problems every 10 steps).
+greedy and sampled evaluation of 128 problems every 10 steps). SmolLM2 gets ``bare`` and ``callback/5``.
 
     .venv/bin/python bench/bench_grpo.py                  # tiny models
     .venv/bin/python bench/bench_grpo.py --smollm         # also SmolLM2 (full and LoRA)
@@ -23,6 +25,15 @@ tiny-m4 0.163 / 0.213 / 0.180 / 0.246; tiny-l4 0.376 / 0.510 / 0.385 / 0.424 (ca
 SmolLM2-135M full 18.6 / 24.4 / 20.6 (4 × 4 × 32 tokens; the ≤ 5 s/step target is not met: generation
 dominates); LoRA r16 17.5 bare, 116 with the callback (not understood yet; callback/5 not measured). TRL's
 ``gradient_checkpointing`` defaults to True and the runner keeps it: every figure includes the recomputation.
+
+SmolLM2-135M, 2026-11-30 evening (``--models "" --smollm``, 5 timed steps), at the grid's shape (24 tokens):
+float32 18.8 / callback/5 21.6 s/step (+14.9 %); bf16 autocast 13.4 / 15.7 (+16.7 %). A cProfile of the bf16 step
+showed TRL's fused LM head (``trl.kernels.chunked_logprob``) scoring *every* position on CPU, the 48 prompt tokens
+included (it keeps only the completion tokens on Triton devices): 6 s of the step.
+``_trl_compat.score_completion_tokens_only`` (same values, tested) cuts the step to 10.7 s: generation 4.7 s
+(24 decoding steps of 16 sequences at 0.19 s each: the weights are read once per step, so G = 16 costs little more),
+forward 1 s, backward 4 s. The grid's runs measure 10.8 s/step with the callback every 10 steps and the evaluations
+(``seconds_per_step`` in each ``config.json``). The ≤ 5 s/step target is not met.
 
 Re-measured 2026-11-30 after the callback moved to TRL's metric path (``--models tiny-m4,tiny-l4 --steps 20``, machine
 otherwise idle): tiny-m4 0.165 / 0.216 / 0.176 / 0.211; tiny-l4 0.312 / 0.421 / 0.340 / 0.476: callback/5 overhead
