@@ -188,8 +188,16 @@ def test_pilot_rule_thresholds_per_file_and_early_stop_from_the_largest_rate(tmp
     assert choose_learning_rate([loose], missing_rates=[3e-6])[0] == 1e-5          # smaller rates need not run
     assert choose_learning_rate([loose], missing_rates=[3e-5])[0] is None          # a larger rate could still win
     assert "incomplete" in choose_learning_rate([strict], missing_rates=[3e-6])[1]  # nothing qualified yet
+    # collapse judged on held-out accuracy (is_collapsed: after < 0.5 x before) instead of the noisy reward curve
+    noisy = r + np.where(np.arange(150) % 20 < 7, -0.3, 0.0)  # seven-step dips: detect_collapse fires
+    held = PilotRule(max_steps_to_90=120, collapse="heldout")
+    assert pilot_result(1e-5, k, noisy).collapsed
+    assert not pilot_result(1e-5, k, noisy, held, heldout=(0.2, 0.6)).collapsed
+    assert pilot_result(1e-5, k, noisy, held, heldout=(0.2, 0.09)).collapsed
+    with pytest.raises(ValueError, match="heldout"):
+        pilot_result(1e-5, k, r, held)
     for bad, match in (({"max_steps_to_90": 5}, "max_steps_to_90"), ({"min_rise": 0}, "min_rise"),
-                       ({"steps": 3}, "unknown pilot setting")):
+                       ({"steps": 3}, "unknown pilot setting"), ({"collapse": "loss"}, "collapse")):
         with pytest.raises(ValueError, match=match):
             PilotRule.from_dict(bad)
     cfg = tmp_path / "pilot.yml"

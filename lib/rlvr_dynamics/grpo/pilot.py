@@ -23,6 +23,12 @@ the two thresholds (:class:`PilotRule`: ``max_steps_to_90``, ``min_rise``); its 
 Because the rule takes the *largest* qualifying rate, a pilot may run its rates from the largest down and stop at
 the first that qualifies: :func:`choose_learning_rate` accepts the choice as soon as every rate not yet run is
 smaller than a qualifying one (the SmolLM2 pilot, ``data/configs/grpo_smollm_pilot.yml``).
+
+``collapse: heldout`` (an amendment of the SmolLM2 pilot's rule, made *after* its runs were seen; see that file)
+judges collapse with :func:`rlvr_dynamics.p2.step_size.is_collapsed` on the run's held-out greedy accuracy before
+and after training (``eval.json``) instead of ``detect_collapse`` on the per-step training reward. At 16 samples per
+step the training reward's step noise (σ ≈ 0.12) moves its 7-step smoothing by more than half the rise, so
+``detect_collapse`` fires on runs whose held-out accuracy tripled.
 """
 from __future__ import annotations
 
@@ -48,15 +54,17 @@ class PilotRule:
 
     max_steps_to_90: int = MAX_STEPS_TO_90
     min_rise: float = MIN_RISE
+    collapse: str = "reward"
+    """``reward``: ``detect_collapse`` on the training reward; ``heldout``: ``is_collapsed`` on held-out accuracy."""
 
     @classmethod
     def from_dict(cls, data) -> "PilotRule":
         """From a YAML ``pilot:`` section; unknown keys and out-of-range values raise ValueError naming them."""
         if not isinstance(data, dict):
             raise ValueError(f"the 'pilot' section must be a mapping, got {type(data).__name__}")
-        unknown = sorted(set(data) - {"max_steps_to_90", "min_rise"})
+        unknown = sorted(set(data) - {"max_steps_to_90", "min_rise", "collapse"})
         if unknown:
-            raise ValueError(f"unknown pilot setting(s) {unknown}; allowed: max_steps_to_90, min_rise")
+            raise ValueError(f"unknown pilot setting(s) {unknown}; allowed: max_steps_to_90, min_rise, collapse")
         rule = cls(**data)
         v = rule.max_steps_to_90
         if isinstance(v, bool) or not isinstance(v, int) or v < START_WINDOW:
@@ -64,6 +72,8 @@ class PilotRule:
         v = rule.min_rise
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
             raise ValueError(f"pilot.min_rise must be in (0, 1], got {v!r}")
+        if rule.collapse not in ("reward", "heldout"):
+            raise ValueError(f"pilot.collapse must be 'reward' or 'heldout', got {rule.collapse!r}")
         return rule
 
 
@@ -98,8 +108,10 @@ class PilotResult:
         return {**asdict(self), "qualifies": self.qualifies}
 
 
-def pilot_result(learning_rate: float, steps, rewards, rule: PilotRule = PilotRule()) -> PilotResult:
-    """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step)."""
+def pilot_result(learning_rate: float, steps, rewards, rule: PilotRule = PilotRule(),
+                 heldout: tuple[float, float] | None = None) -> PilotResult:
+    """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step);
+    ``heldout`` = (accuracy before, after), needed when ``rule.collapse == "heldout"``."""
     from ..runs.diagnostics import detect_collapse
     from ..runs.noise import noise_ceiling
     from ..runs.logs import RunLog
@@ -113,8 +125,15 @@ def pilot_result(learning_rate: float, steps, rewards, rule: PilotRule = PilotRu
     rise = float(tail.max() - r0)
     hit = np.nonzero(tail >= r0 + 0.9 * rise)[0] if rise > 0 else np.array([], dtype=int)
     steps_to_90 = int(steps[START_WINDOW - 1 + hit[0]]) if hit.size else None
-    log = RunLog(steps=steps, series={"reward": r}, reward_column="reward", source="pilot")
-    collapsed = detect_collapse(log).detail.get("collapse_step") is not None
+    if rule.collapse == "heldout":
+        from ..p2.step_size import is_collapsed
+
+        if heldout is None:
+            raise ValueError("pilot rule collapse='heldout' needs heldout=(accuracy before, accuracy after)")
+        collapsed = bool(is_collapsed(heldout[1], heldout[0]))
+    else:
+        log = RunLog(steps=steps, series={"reward": r}, reward_column="reward", source="pilot")
+        collapsed = detect_collapse(log).detail.get("collapse_step") is not None
     return PilotResult(float(learning_rate), r0, rise, steps_to_90, collapsed, float(noise_ceiling(r)), rule)
 
 
@@ -162,7 +181,11 @@ def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
             entry["missing_rates"].append(cfg.learning_rate)
             continue
         log = load_log(run_dir / "metrics.csv", reward_column="reward")
-        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward, rule))
+        held = None
+        if rule.collapse == "heldout":
+            ev = json.loads((run_dir / "eval.json").read_text())
+            held = (ev["before"]["heldout"], ev["after"]["heldout"])
+        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward, rule, held))
     for entry in by_model.values():
         entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"], entry.pop("missing_rates"))
         entry["results"] = [r.as_dict() for r in entry["results"]]
