@@ -155,7 +155,7 @@ def choose_learning_rate(results: list[PilotResult], missing_rates=()) -> tuple[
     return None, "no rate learns without collapsing: size dropped"
 
 
-def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
+def evaluate_pilot(config_path, runs_dir=None, rule: PilotRule | None = None) -> dict[str, dict]:
     """Apply the rule (the file's ``pilot:`` section, else the defaults) to the committed runs of a pilot experiment
     file: ``{model: {"results": [PilotResult as dict, ...], "learning_rate": chosen η or None, "why": str,
     "missing": [run ids not (yet) complete]}}``; see :func:`choose_learning_rate` for missing runs."""
@@ -169,7 +169,8 @@ def evaluate_pilot(config_path, runs_dir=None) -> dict[str, dict]:
     from .config import load_experiment
 
     spec = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) if Path(config_path).exists() else None
-    rule = PilotRule.from_dict(spec["pilot"]) if isinstance(spec, dict) and "pilot" in spec else PilotRule()
+    if rule is None:  # the file's rule (``rule``: another one, e.g. a pilot's rule as first written)
+        rule = PilotRule.from_dict(spec["pilot"]) if isinstance(spec, dict) and "pilot" in spec else PilotRule()
     root = Path(runs_dir) if runs_dir else RUNS_DIR
     by_model: dict[str, dict] = {}
     for cfg in load_experiment(config_path):
