@@ -159,13 +159,12 @@ def evaluate_pilot(config_path, runs_dir=None, rule: PilotRule | None = None) ->
     """Apply the rule (the file's ``pilot:`` section, else the defaults) to the committed runs of a pilot experiment
     file: ``{model: {"results": [PilotResult as dict, ...], "learning_rate": chosen η or None, "why": str,
     "missing": [run ids not (yet) complete]}}``; see :func:`choose_learning_rate` for missing runs."""
-    import json
     from pathlib import Path
 
     import yaml
 
     from ..paths import RUNS_DIR
-    from ..runs.logs import load_log
+    from ..runs.committed import load_committed_run
     from .config import load_experiment
 
     spec = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) if Path(config_path).exists() else None
@@ -176,17 +175,15 @@ def evaluate_pilot(config_path, runs_dir=None, rule: PilotRule | None = None) ->
     for cfg in load_experiment(config_path):
         entry = by_model.setdefault(cfg.model, {"results": [], "missing": [], "missing_rates": []})
         run_dir = root / cfg.run_id()
-        info = json.loads((run_dir / "config.json").read_text()) if (run_dir / "config.json").exists() else {}
-        if not info.get("complete"):
+        run = load_committed_run(run_dir) if (run_dir / "metrics.csv").exists() else None
+        if run is None or not run.complete:
             entry["missing"].append(cfg.run_id())
             entry["missing_rates"].append(cfg.learning_rate)
             continue
-        log = load_log(run_dir / "metrics.csv", reward_column="reward")
         held = None
         if rule.collapse == "heldout":
-            ev = json.loads((run_dir / "eval.json").read_text())
-            held = (ev["before"]["heldout"], ev["after"]["heldout"])
-        entry["results"].append(pilot_result(cfg.learning_rate, log.steps, log.reward, rule, held))
+            held = (run.eval["before"]["heldout"], run.eval["after"]["heldout"])
+        entry["results"].append(pilot_result(cfg.learning_rate, run.log.steps, run.log.reward, rule, held))
     for entry in by_model.values():
         entry["learning_rate"], entry["why"] = choose_learning_rate(entry["results"], entry.pop("missing_rates"))
         entry["results"] = [r.as_dict() for r in entry["results"]]
