@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["step_sigma", "local_sigma", "noise_ceiling"]
+__all__ = ["step_sigma", "local_sigma", "noise_ceiling", "reward_scale", "noise_class", "NOISE_CLASSES"]
 
 _TRIM_SD = 0.8796
 """Standard deviation of a standard normal truncated to ±1.96 (its central 95 %)."""
@@ -75,3 +75,30 @@ def noise_ceiling(y) -> float:
         return math.nan
     sigma = step_sigma(y, robust=False)
     return 1.0 - sigma * sigma / var
+
+
+NOISE_CLASSES = ("smooth", "moderate", "noisy")
+"""Noise classes of a reward series, from its step noise relative to its scale (:func:`noise_class`)."""
+NOISE_CLASS_EDGES = (0.03, 0.15)
+"""σ/scale below 0.03 is ``smooth`` (a batch of hundreds of prompts), from 0.15 up ``noisy`` (1–4 prompts per step).
+Fixed 2026-12-01 with the run-doctor corpus, before any forecaster or detector was scored on it."""
+
+
+def reward_scale(y, reward_bounds: tuple[float, float] | None = None) -> float:
+    """The scale a reward series is judged on: the width of the declared reward bounds when given, else the spread
+    between the 5th and 95th percentiles of the finite values (robust to a few outliers); at least 1e-12."""
+    if reward_bounds is not None:
+        return max(float(reward_bounds[1]) - float(reward_bounds[0]), 1e-12)
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    if y.size < 2:
+        return 1e-12
+    lo, hi = np.quantile(y, [0.05, 0.95])
+    return max(float(hi - lo), 1e-12)
+
+
+def noise_class(y, reward_bounds: tuple[float, float] | None = None) -> str:
+    """``smooth``, ``moderate`` or ``noisy``: the robust step σ (:func:`step_sigma`) over :func:`reward_scale`,
+    cut at :data:`NOISE_CLASS_EDGES`. Computable from any prefix, so a forecaster can use it at prediction time."""
+    rel = step_sigma(y) / reward_scale(y, reward_bounds)
+    return NOISE_CLASSES[int(np.searchsorted(NOISE_CLASS_EDGES, rel, side="right"))]
