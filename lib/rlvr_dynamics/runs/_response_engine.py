@@ -54,16 +54,17 @@ _SHAPE_NAMES = {"single_exponential": ("log_timescale",), "overdamped": ("log_t_
                 "oscillatory": ("decay_rate", "log_omega_d")}
 
 
-def _shape_bounds(law: str, dt: float, horizon: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _shape_bounds(law: str, dt: float, horizon: float = 1.0, stable: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Bounds on the shape parameters in window units (window = 1): times within [dt/4, 30 windows]; q ∈ [1e-3, 1];
-    decay rate within [−4, 4/dt] (growth at most e⁴ over the window); ω_d within [π/2, π/dt] (at least a quarter
-    period in the window, at most Nyquist)."""
+    decay rate within [−4, 4/dt] (growth at most e⁴ over the window; within [0, 4/dt] when ``stable``: the best
+    non-growing oscillation); ω_d within [π/2, π/dt] (at least a quarter period in the window, at most Nyquist)."""
     lt_lo, lt_hi = math.log(max(dt / 4, 1e-6)), math.log(30.0)
     if law == "single_exponential":
         return np.array([lt_lo]), np.array([lt_hi])
     if law == "overdamped":
         return np.array([lt_lo, 1e-3]), np.array([lt_hi, 1.0])
-    return np.array([-4.0, math.log(math.pi / 2)]), np.array([4.0 / max(dt, 1e-6), math.log(math.pi / max(dt, 1e-6))])
+    return (np.array([0.0 if stable else -4.0, math.log(math.pi / 2)]),
+            np.array([4.0 / max(dt, 1e-6), math.log(math.pi / max(dt, 1e-6))]))
 
 
 def _omega_candidates(s: np.ndarray, y: np.ndarray, lo: float, hi: float, n_peaks: int = 4) -> np.ndarray:
@@ -84,15 +85,17 @@ def _omega_candidates(s: np.ndarray, y: np.ndarray, lo: float, hi: float, n_peak
     return np.clip(cands, lo, hi)
 
 
-def _shape_grid(law: str, dt: float, s: np.ndarray | None = None, y: np.ndarray | None = None) -> np.ndarray:
-    lo, hi = _shape_bounds(law, dt)
+def _shape_grid(law: str, dt: float, s: np.ndarray | None = None, y: np.ndarray | None = None,
+                stable: bool = False) -> np.ndarray:
+    lo, hi = _shape_bounds(law, dt, stable=stable)
     if law == "single_exponential":
         return np.linspace(lo[0], hi[0], 48)[:, None]
     if law == "overdamped":
         lt = np.linspace(lo[0], min(hi[0], math.log(10.0)), 24)
         q = np.array([0.002, 0.01, 0.05, 0.15, 0.35, 0.6, 0.85, 1.0])
         return np.array(np.meshgrid(lt, q, indexing="ij")).reshape(2, -1).T
-    rate = np.concatenate([[-3.5, -2.5, -1.5, -0.7, -0.2], np.geomspace(0.1, min(hi[0], 200.0), 9)])
+    rate = np.concatenate([[0.0] if stable else [-3.5, -2.5, -1.5, -0.7, -0.2],
+                           np.geomspace(0.1, min(hi[0], 200.0), 9)])
     if s is None:
         lw = np.linspace(lo[1], min(hi[1], math.log(150.0)), 36)
     else:
@@ -210,9 +213,10 @@ def _lm(law, theta, s, y, sw, lo, hi, max_iter=20):
     return theta, cost
 
 
-def _fit_one(law, s, y, w, rb, dt) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    lo_s, hi_s = _shape_bounds(law, dt)
-    grid = _shape_grid(law, dt, s, y)
+def _fit_one(law, s, y, w, rb, dt, stable: bool = False) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Grid + variable projection, then bounded LM; ``stable`` keeps the oscillatory decay rate ≥ 0."""
+    lo_s, hi_s = _shape_bounds(law, dt, stable=stable)
+    grid = _shape_grid(law, dt, s, y, stable=stable)
     stride = max(1, s.size // 200)
     U = _UNIT[law](s[::stride], grid)
     r0, ri, rss = _profile(U, y[::stride], w[::stride], rb)

@@ -151,9 +151,11 @@ def _num(x):
 
 
 def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] | None = None,
-                 t0: float | None = None, sigma_t: np.ndarray | None = None) -> ResponseFit:
+                 t0: float | None = None, sigma_t: np.ndarray | None = None, stable: bool = False) -> ResponseFit:
     """Fit one response law (module docstring) to ``reward`` at optimizer ``steps``; t = 0 at ``t0`` (default:
-    the first step, where the policy is at rest). Never raises on degenerate data: status ``"failed"``."""
+    the first step, where the policy is at rest). ``stable=True`` (oscillatory law only) keeps the decay rate
+    a ≥ 0: the best oscillation that does not grow, the stable alternative :mod:`.reading` tests a growing fit
+    against. Never raises on degenerate data: status ``"failed"``."""
     if law not in _UNIT:
         raise ValueError(f"law must be one of {LAW_NAMES}, got {law!r}")
     t = np.asarray(steps, dtype=float)
@@ -177,7 +179,7 @@ def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] 
     else:
         sig_t = np.asarray(sigma_t, dtype=float)[ok]
     w = 1.0 / sig_t ** 2
-    theta, cost, lo, hi = _fit_one(law, s, y, w, reward_bounds, dt)
+    theta, cost, lo, hi = _fit_one(law, s, y, w, reward_bounds, dt, stable=stable and law == "oscillatory")
     yhat = _model(law, theta, s)
     resid = y - yhat
     ss_tot = float(np.sum((y - y.mean()) ** 2))
@@ -196,7 +198,10 @@ def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] 
         if not (at_lo[j] or at_hi[j]):
             continue
         side = "lower" if at_lo[j] else "upper"
-        if law == "overdamped" and nm == "t_fast_over_t_slow" and at_hi[j]:
+        if stable and law == "oscillatory" and nm == "decay_rate" and at_lo[j]:
+            notes.append("decay rate at 0, the edge of the stable family: the closest non-growing law is an undamped "
+                         "oscillation")
+        elif law == "overdamped" and nm == "t_fast_over_t_slow" and at_hi[j]:
             notes.append("T_f = T_s (critical damping, ζ = 1, the edge of this family): the oscillatory law is the "
                          "one to read")
         else:

@@ -1,0 +1,343 @@
+"""Read a reward curve's dynamics with evidence: ``stable``, ``unstable``, ``undetermined`` or ``noise only`` [D].
+
+A fitted growing oscillation (ζ < 0, :mod:`.response_laws`) is a hypothesis, not a finding: on a noisy curve that
+rises and holds, the growing law often fits a little better than every stable law by chance. "Unstable" is said
+only when a test against the noise model rejects every stable law. The rule, in order (constants below, fixed
+on the run-doctor corpus's dev split, :mod:`.corpus`):
+
+1. **Too short.** Fewer than :data:`MIN_POINTS` finite points: ``undetermined``.
+2. **Noise only.** The noise ceiling :math:`1-\\sigma^2/\\mathrm{Var}(r)` (:func:`.noise.noise_ceiling`) is below
+   :data:`NOISE_ONLY_CEILING` (or undefined: a constant reward): no law can explain enough of the curve to read it.
+3. **Stable laws.** The single exponential, the overdamped law and the oscillatory law with decay rate a ≥ 0
+   (refitted under that constraint when the free fit grows). The best of them (lowest BIC) is the stable reading.
+   None fitted: ``undetermined``.
+4. **Growth beats every stable law** (necessary for ``unstable``). With the growing fit's residual lag-1
+   autocorrelation ρ and reduced χ², the evidence is
+   :math:`\\Delta = (\\chi^2_{\\rm stable} - \\chi^2_{\\rm growing})/s^2 - (k_g-k_s)\\ln n`,
+   :math:`s^2=\\max(\\chi^2_{\\rm red},1)(1+\\rho)/(1-\\rho)`: a BIC difference in which a slow wander the growing law
+   also misses makes the points count less. :math:`\\Delta <` :data:`GROWTH_DELTA_BIC` reads ``stable``.
+5. **Visible growth** (one of, else ``undetermined``: the growing law fits better but the data do not show it grow):
+
+   a. *Amplitude grows.* Cut the log into whole periods :math:`P = 2\\pi/\\omega_d` of the growing fit, counted back
+      from the last step; in each, least squares of the reward on :math:`[1, t, \\cos\\omega_d t, \\sin\\omega_d t]`
+      gives the amplitude :math:`A_j` with standard error :math:`\\sigma_e\\sqrt{2/m_j}` (:math:`m_j` points,
+      :math:`\\sigma_e=\\sigma\\sqrt{(1+\\rho)/(1-\\rho)}`). The amplitude must rise in each of the last
+      :data:`GROWTH_PERIODS` successive periods, every rise above :data:`RISE_Z` standard errors.
+   b. *Leaves the plateau.* Over the last :math:`m=\\max(5, n/10)` points the mean departure :math:`d` of the reward
+      from the best stable law exceeds :data:`DEPART_Z`·σ/√m, points away from the stable law's plateau, and is
+      larger than the departure over the :math:`m` points before (the reward is moving away, not wandering).
+
+A curve that rises and holds is read by a stable law to within the noise, so step 4 fails and it is never
+``unstable``; flat noise stops at step 2. ``benchmark_reading`` scores the rule on labelled runs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from .noise import noise_ceiling, step_sigma
+
+__all__ = ["DynamicsReading", "read_dynamics", "benchmark_reading", "format_benchmark", "VERDICTS"]
+
+VERDICTS = ("stable", "unstable", "undetermined", "noise only")
+"""The four verdicts of :func:`read_dynamics`."""
+MIN_POINTS = 16
+"""Fewer finite points than this: ``undetermined`` (a growing oscillation needs several periods of several
+points each)."""
+NOISE_ONLY_CEILING = 0.2
+"""Noise ceiling below which the curve reads ``noise only`` (DESIGN.md, "Never absurd")."""
+GROWTH_DELTA_BIC = 10.0
+"""Autocorrelation-adjusted BIC advantage the growing law needs over the best stable law (step 4)."""
+GROWTH_PERIODS = 2
+"""Successive period-to-period rises of the amplitude required by step 5a."""
+RISE_Z = 2.0
+"""Each rise of the amplitude must exceed this many standard errors (step 5a)."""
+DEPART_Z = 4.0
+"""The end's departure from the best stable law must exceed this many σ/√m (step 5b)."""
+STABLE_LAWS = ("single_exponential", "overdamped", "oscillatory")
+
+
+@dataclass
+class DynamicsReading:
+    """What a reward curve's dynamics say, with the evidence (module docstring)."""
+
+    verdict: str
+    """``stable``, ``unstable``, ``undetermined`` or ``noise only``."""
+    reason: str
+    """One computed sentence: why this verdict."""
+    law: str | None = None
+    """The law read: the growing oscillatory law when unstable, else the best stable law (None when none)."""
+    regime: str | None = None
+    """That law's regime (``first-order``, ``overdamped``, ``critical``, ``underdamped``, ``growing``)."""
+    damping_ratio: float | None = None
+    """ζ of that law (inf for the first-order law; None when not read)."""
+    damping_ratio_interval: tuple[float, float] | None = None
+    """80 % interval of ζ (delta method), None when not identified."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """The test statistics: n, sigma, noise_ceiling, delta_bic_growth, rho, amplitudes, rises_z, departure_z, …"""
+
+    @property
+    def unstable(self) -> bool:
+        return self.verdict == "unstable"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: floats or None, lists for tuples."""
+        return {"verdict": self.verdict, "reason": self.reason, "law": self.law, "regime": self.regime,
+                "damping_ratio": _num(self.damping_ratio),
+                "damping_ratio_80": None if self.damping_ratio_interval is None else
+                [_num(x) for x in self.damping_ratio_interval],
+                "evidence": _clean(self.evidence)}
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return _num(obj)
+    return obj
+
+
+def _inputs(steps, reward) -> tuple[np.ndarray, np.ndarray]:
+    """Finite (steps, reward) pairs sorted by step; ValueError naming the argument on bad shapes."""
+    try:
+        t = np.asarray(steps, dtype=float)
+        y = np.asarray(reward, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"steps and reward must be numeric 1-D arrays: {exc}") from None
+    if t.ndim != 1 or y.ndim != 1 or t.shape != y.shape:
+        raise ValueError(f"steps and reward must be 1-D of the same length, got shapes {t.shape} and {y.shape}")
+    ok = np.isfinite(t) & np.isfinite(y)
+    order = np.argsort(t[ok], kind="stable")
+    return t[ok][order], y[ok][order]
+
+
+def _lag1(r: np.ndarray) -> float:
+    """Lag-1 autocorrelation of residuals, clipped to [0, 0.95] (negative correlation is not credited)."""
+    if r.size < 4 or float(np.std(r)) == 0.0:
+        return 0.0
+    rho = float(np.corrcoef(r[:-1], r[1:])[0, 1])
+    return min(max(rho if math.isfinite(rho) else 0.0, 0.0), 0.95)
+
+
+def _cost(fit) -> float:
+    """Weighted χ² (Σ r²/σ²) of a :class:`~.response_laws.ResponseFit`."""
+    return float(fit.chi2_reduced) * max(fit.n - fit.k, 1)
+
+
+def _stable_fits(t, y, fits, reward_bounds) -> list:
+    """Every stable law's fit that did not fail: the free fits, with the oscillatory law refitted under a ≥ 0 when
+    its free fit grows."""
+    from .response_laws import fit_response
+
+    out = []
+    for law in STABLE_LAWS:
+        f = fits.get(law)
+        if f is None:
+            continue
+        if law == "oscillatory" and f.regime == "growing":
+            f = fit_response(t, y, "oscillatory", reward_bounds=reward_bounds, stable=True)
+        if f.status != "failed" and math.isfinite(f.bic):
+            out.append(f)
+    return out
+
+
+def _amplitudes(t: np.ndarray, y: np.ndarray, omega: float) -> list[tuple[float, int]]:
+    """(amplitude, points) of a sinusoid at ``omega`` (rad/step) in each whole period counted back from the last
+    step, oldest first; the reward is regressed on [1, t, cos ωt, sin ωt] within each period."""
+    if not (math.isfinite(omega) and omega > 0):
+        return []
+    period = 2 * math.pi / omega
+    n_per = int((t[-1] - t[0]) // period)
+    out = []
+    for j in range(n_per, 0, -1):
+        hi = t[-1] - (j - 1) * period
+        lo = hi - period
+        sel = (t > lo) & (t <= hi) if j < n_per else (t >= lo) & (t <= hi)
+        m = int(sel.sum())
+        if m < 6:
+            return []
+        ts = t[sel]
+        X = np.column_stack([np.ones(m), ts - ts.mean(), np.cos(omega * ts), np.sin(omega * ts)])
+        beta, *_ = np.linalg.lstsq(X, y[sel], rcond=None)
+        out.append((float(math.hypot(beta[2], beta[3])), m))
+    return out
+
+
+def _amplitude_test(t, y, growing, sigma_e) -> dict[str, Any]:
+    """Step 5a: the amplitudes per period, the z of each successive rise and whether the last
+    :data:`GROWTH_PERIODS` rises all exceed :data:`RISE_Z`."""
+    omega = growing.params.get("omega_d", math.nan)
+    amps = _amplitudes(t, y, omega)
+    rises = [(a2 - a1) / (sigma_e * math.sqrt(2.0 / m1 + 2.0 / m2)) for (a1, m1), (a2, m2) in zip(amps, amps[1:])]
+    last = rises[-GROWTH_PERIODS:]
+    ok = len(last) == GROWTH_PERIODS and all(z > RISE_Z for z in last)
+    return {"period": 2 * math.pi / omega if omega and omega > 0 else None, "amplitudes": [a for a, _ in amps],
+            "rises_z": rises, "amplitude_grows": bool(ok)}
+
+
+def _departure_test(t, y, stable, sigma) -> dict[str, Any]:
+    """Step 5b: the end's mean departure from the best stable law, in units of σ/√m, and its direction."""
+    n = y.size
+    m = max(5, n // 10)
+    if 2 * m > n or sigma <= 0:
+        return {"departure_z": None, "leaves_plateau": False}
+    resid = y - stable.predict(t)
+    d_end, d_before = float(resid[-m:].mean()), float(resid[-2 * m:-m].mean())
+    z = d_end / (sigma / math.sqrt(m))
+    plateau = stable.params.get("r_inf", math.nan)
+    away = math.isfinite(plateau) and np.sign(float(y[-m:].mean()) - plateau) == np.sign(d_end)
+    ok = abs(z) > DEPART_Z and away and abs(d_end) > abs(d_before)
+    return {"departure_z": z, "departure": d_end, "departure_before": d_before, "leaves_plateau": bool(ok)}
+
+
+def _law_fields(fit) -> dict[str, Any]:
+    return {"law": fit.law, "regime": fit.regime, "damping_ratio": fit.damping_ratio,
+            "damping_ratio_interval": fit.damping_ratio_interval}
+
+
+def _stable_sentence(fit) -> str:
+    z = fit.damping_ratio
+    zs = "∞" if z is not None and math.isinf(z) else f"{z:.2f}"
+    return f"{fit.regime} (ζ = {zs}, {fit.law.replace('_', ' ')} law)"
+
+
+def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = None,
+                  fits: dict[str, Any] | None = None) -> DynamicsReading:
+    """Read the reward curve ``(steps, reward)`` by the rule of the module docstring.
+
+    ``reward_bounds``: bounds on R0 and R∞ passed to the fits; ``fits``: a
+    :func:`~.response_laws.fit_response_laws` result for the same data, to avoid refitting.
+    """
+    from .response_laws import fit_response_laws
+
+    t, y = _inputs(steps, reward)
+    n = int(y.size)
+    ev: dict[str, Any] = {"n": n}
+    if n < MIN_POINTS:
+        return DynamicsReading("undetermined", f"only {n} finite points: at least {MIN_POINTS} are needed to tell "
+                               "growth from noise", evidence=ev)
+    ceiling, sigma = noise_ceiling(y), step_sigma(y)
+    ev.update(noise_ceiling=ceiling, sigma=sigma)
+    if not math.isfinite(ceiling) or ceiling < NOISE_ONLY_CEILING:
+        what = "the reward is constant" if not math.isfinite(ceiling) else \
+            f"the noise ceiling is {ceiling:.2f} (< {NOISE_ONLY_CEILING}): step noise explains almost all the variance"
+        return DynamicsReading("noise only", f"{what}; no law can be read from this curve", evidence=ev)
+    if fits is None:
+        fits = fit_response_laws(t, y, reward_bounds=reward_bounds)
+    stable_fits = _stable_fits(t, y, fits, reward_bounds)
+    if not stable_fits:
+        return DynamicsReading("undetermined", "no stable law could be fitted to this curve", evidence=ev)
+    best = min(stable_fits, key=lambda f: f.bic)
+    ev.update(best_stable_law=best.law, best_stable_chi2_reduced=best.chi2_reduced)
+    growing = fits.get("oscillatory")
+    if growing is None or growing.regime != "growing" or growing.status == "failed":
+        return DynamicsReading("stable", f"{_stable_sentence(best)}; no growing law fits better", **_law_fields(best),
+                               evidence=ev)
+    rho = _lag1(y - growing.predict(t))
+    s2 = max(growing.chi2_reduced, 1.0) * (1 + rho) / (1 - rho)
+    delta = (_cost(best) - _cost(growing)) / s2 - (growing.k - best.k) * math.log(n)
+    ev.update(rho=rho, delta_bic_growth=delta)
+    if delta < GROWTH_DELTA_BIC:
+        return DynamicsReading("stable", f"{_stable_sentence(best)}; a growing law fits better by ΔBIC = {delta:.1f} "
+                               f"only (autocorrelation-adjusted; {GROWTH_DELTA_BIC:g} needed)", **_law_fields(best),
+                               evidence=ev)
+    sigma_e = max(sigma, 1e-12) * math.sqrt((1 + rho) / (1 - rho))
+    amp = _amplitude_test(t, y, growing, sigma_e)
+    dep = _departure_test(t, y, best, sigma)
+    ev.update(amp)
+    ev.update(dep)
+    if amp["amplitude_grows"] or dep["leaves_plateau"]:
+        why = []
+        if amp["amplitude_grows"]:
+            why.append(f"the amplitude grows over the last {GROWTH_PERIODS} periods of {amp['period']:.3g} steps "
+                       f"(rises of {', '.join(f'{z:.1f}' for z in amp['rises_z'][-GROWTH_PERIODS:])} s.e.)")
+        if dep["leaves_plateau"]:
+            why.append(f"the reward leaves its plateau at the end ({dep['departure_z']:+.1f} σ/√m from the best "
+                       "stable law)")
+        return DynamicsReading("unstable", f"a growing oscillation beats every stable law (ΔBIC = {delta:.1f}) and "
+                               + " and ".join(why), **_law_fields(growing), evidence=ev)
+    n_per = len(amp["amplitudes"])
+    return DynamicsReading("undetermined", f"a growing law fits better than every stable law (ΔBIC = {delta:.1f}), "
+                           f"but the amplitude does not rise over {GROWTH_PERIODS} successive periods "
+                           f"({n_per} whole periods logged) and the reward does not leave its plateau at the end; "
+                           f"best stable reading: {_stable_sentence(best)}", **_law_fields(best), evidence=ev)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Benchmark on labelled runs (bench/bench_doctor.py)
+# ---------------------------------------------------------------------------------------------------------------
+
+def _group(run) -> str:
+    """The benchmark group of a corpus run: ``sim <regime>`` for stable simulated curves, ``sim unstable``,
+    ``sim collapse``, ``sim noise``, ``sim <failure mode>``; for real runs ``real <outcome>``."""
+    if run.source == "sim":
+        if run.outcome == "unstable" or run.regime == "growing":
+            return "sim unstable"
+        if run.outcome in ("collapse", "noise"):
+            return f"sim {run.outcome}"
+        if run.failure_mode:
+            return f"sim {run.failure_mode}"
+        return f"sim stable: {run.regime}"
+    return f"real {run.outcome}"
+
+
+def benchmark_reading(runs: Iterable) -> dict[str, Any]:
+    """Read every run's full reward curve; per group (:func:`_group`) the count of each verdict and the share
+    read ``unstable`` (targets: ≤ 2 % on stable simulated curves and healthy real runs, ≥ 90 % on simulated
+    unstable curves). Returns ``{"groups": {group: {"n", verdict: count, "unstable_rate"}}, "targets": {...}}``."""
+    groups: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        steps, reward = run.log.reward_curve()
+        r = read_dynamics(steps, reward, reward_bounds=run.reward_bounds)
+        g = groups.setdefault(_group(run), {"n": 0, **{v: 0 for v in VERDICTS}})
+        g["n"] += 1
+        g[r.verdict] += 1
+    for g in groups.values():
+        g["unstable_rate"] = g["unstable"] / g["n"] if g["n"] else None
+    pooled = lambda pred: [g for k, g in groups.items() if pred(k)]  # noqa: E731
+    stable_sim = pooled(lambda k: k.startswith("sim stable"))
+    healthy = pooled(lambda k: k == "real healthy")
+    unstable = pooled(lambda k: k == "sim unstable")
+
+    def rate(gs):
+        n = sum(g["n"] for g in gs)
+        return {"n": n, "unstable": sum(g["unstable"] for g in gs),
+                "rate": sum(g["unstable"] for g in gs) / n if n else None}
+    targets = {"sim stable → unstable (≤ 2 %)": {**rate(stable_sim), "target": ("≤", 0.02)},
+               "healthy real → unstable (≤ 2 %)": {**rate(healthy), "target": ("≤", 0.02)},
+               "sim unstable → unstable (≥ 90 %)": {**rate(unstable), "target": ("≥", 0.90)}}
+    for t in targets.values():
+        op, val = t["target"]
+        t["met"] = None if t["rate"] is None else (t["rate"] <= val if op == "≤" else t["rate"] >= val)
+    return {"groups": dict(sorted(groups.items())), "targets": targets}
+
+
+def format_benchmark(result: dict[str, Any], title: str = "") -> str:
+    """Markdown tables of :func:`benchmark_reading`: verdict counts per group, then the three targets."""
+    lines = [f"### {title}" if title else "", "| group | n | " + " | ".join(VERDICTS) + " | unstable rate |",
+             "|---|---:|" + "---:|" * (len(VERDICTS) + 1)]
+    for name, g in result["groups"].items():
+        rate = "n/a" if g["unstable_rate"] is None else f"{100 * g['unstable_rate']:.1f} %"
+        lines.append(f"| {name} | {g['n']} | " + " | ".join(str(g[v]) for v in VERDICTS) + f" | {rate} |")
+    lines += ["", "| target | unstable / n | rate | met |", "|---|---:|---:|---|"]
+    for name, t in result["targets"].items():
+        rate = "n/a" if t["rate"] is None else f"{100 * t['rate']:.1f} %"
+        met = "n/a" if t["met"] is None else ("yes" if t["met"] else "NO")
+        lines.append(f"| {name} | {t['unstable']} / {t['n']} | {rate} | {met} |")
+    return "\n".join(x for x in lines if x is not None).lstrip("\n")
