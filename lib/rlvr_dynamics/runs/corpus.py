@@ -49,7 +49,8 @@ the reward with a centred moving mean over ``k`` logged points, ``k`` the smalle
 σ/√k ≤ 0.1·gain (σ: :func:`~.noise.step_sigma`; gain: the 95th percentile of the reward minus the floor),
 at most n/5; floor F = the lower reward bound when declared, else the minimum of the smoothed reward over the first
 10 % of points; P = the running maximum of the smoothed reward. ``collapse_step`` is the first step where the
-smoothed reward is below F + ½(P − F) while P − F exceeds 3σ/√k, and stays below it for the rest of the run. None
+smoothed reward is below F + ½(P − F) while P − F exceeds 6σ/√k (a smoothed flat noise series spans about
+3σ/√k over a few hundred points), and stays below it for the rest of the run. None
 when the training reward never halves that way (e.g. a held-out collapse the sampled reward does not show).
 
 ``noise_class``: :func:`~.noise.noise_class` of the whole reward curve with its declared bounds.
@@ -153,7 +154,7 @@ def hindsight_collapse(steps, reward, reward_bounds: tuple[float, float] | None 
     floor = floor0 if reward_bounds is not None else float(np.min(s[:first]))
     peak = np.maximum.accumulate(s)
     half = floor + 0.5 * (peak - floor)
-    significant = (peak - floor) > 3 * sigma / math.sqrt(k)
+    significant = (peak - floor) > 6 * sigma / math.sqrt(k)
     below = (s < half) & significant
     # "stays below for the rest of the run": below the half of the run's final peak level from here on
     stays = np.flip(np.logical_and.accumulate(np.flip(s < floor + 0.5 * (peak - floor))))

@@ -1,0 +1,123 @@
+"""The run-doctor corpus: label rules on curves with known answers, the simulator's closed forms, the splits."""
+import math
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.runs import corpus as C
+from rlvr_dynamics.runs.noise import noise_class, reward_scale
+
+
+@pytest.mark.parametrize("zeta", [2.5, 1.0, 0.4, -0.1])
+def test_unit_response_starts_at_rest(zeta):
+    """u(0) = 1 and u'(0) = 0 in every regime (the oscillator started from rest, P1 spec §3.3)."""
+    omega0 = 0.3
+    h = 1e-5
+    u = C._unit_response(np.array([0.0, h, 2 * h]), zeta, omega0)
+    assert u[0] == pytest.approx(1.0, abs=1e-12)
+    assert (u[1] - u[0]) / h == pytest.approx(0.0, abs=1e-3)
+    # the ODE itself: ü + 2ζω0 u̇ + ω0² u = 0 at t = 5 by central differences
+    t = 5.0
+    d = 1e-3
+    um, u0, up = C._unit_response(np.array([t - d, t, t + d]), zeta, omega0)
+    acc, vel = (up - 2 * u0 + um) / d ** 2, (up - um) / (2 * d)
+    assert acc + 2 * zeta * omega0 * vel + omega0 ** 2 * u0 == pytest.approx(0.0, abs=1e-5)
+
+
+def test_hindsight_collapse_finds_the_halving_step():
+    """A clean rise to 0.8, then a drop to 0 at step 120: the step where the reward falls below half its gain."""
+    t = np.arange(1, 201)
+    y = np.where(t < 120, 0.8, 0.0) + 0.0
+    step, ends = C.hindsight_collapse(t, y, (0.0, 1.0))
+    assert ends
+    assert step == 120 - 1 + 1 or abs(step - 120) <= 1
+
+
+def test_hindsight_collapse_ignores_a_recovered_dip():
+    t = np.arange(1, 201)
+    y = np.full(t.size, 0.8)
+    y[100:110] = 0.0                 # a dip that recovers: not a collapse for good
+    assert C.hindsight_collapse(t, y, (0.0, 1.0)) == (None, False)
+
+
+def test_hindsight_collapse_needs_a_significant_gain():
+    rng = np.random.default_rng(0)
+    y = 0.3 + 0.05 * rng.standard_normal(300)   # flat noise: no gain to lose
+    assert C.hindsight_collapse(np.arange(300), y, None)[0] is None
+
+
+def test_noise_class_edges():
+    t = np.arange(400)
+    smooth = 0.5 + 0.001 * np.sin(t)            # σ/scale well below 0.03 on bounds (0, 1)
+    assert noise_class(smooth, (0.0, 1.0)) == "smooth"
+    rng = np.random.default_rng(1)
+    noisy = rng.binomial(1, 0.5, 400).astype(float)   # one 0/1 sample per step: σ ≈ 0.5
+    assert noise_class(noisy, (0.0, 1.0)) == "noisy"
+    assert reward_scale(noisy, (0.0, 4.0)) == 4.0
+
+
+@pytest.mark.parametrize("regime", C.SIM_REGIMES)
+def test_simulated_run_labels_and_determinism(regime):
+    a = C.simulate_run(regime, 7)
+    b = C.simulate_run(regime, 7)
+    np.testing.assert_array_equal(a.log.reward, b.log.reward)
+    assert a.outcome in C.OUTCOMES
+    expected = {"growing": "unstable", "collapse": "collapse"}.get(regime)
+    if expected:
+        assert a.outcome == expected
+    elif regime in ("reward_hacking", "advantage_degeneracy", "policy_concentration"):
+        assert a.outcome == "failure" and a.failure_mode == regime
+    else:
+        assert a.outcome == "healthy"
+    assert np.all(np.diff(a.log.steps) > 0)
+    for name, v in a.log.series.items():
+        assert v.shape == a.log.steps.shape, name
+
+
+def test_simulated_growing_oscillation_grows():
+    """The true level of a growing run: the amplitude in the last period exceeds the first period's by ≥ 2×."""
+    for i in range(5):
+        r = C.simulate_run("growing", np.random.default_rng(np.random.SeedSequence([0, 4, i])))
+        level = r.meta["true_level"]
+        q = level.size // 4
+        assert np.ptp(level[-q:]) > 2 * np.ptp(level[:q])
+
+
+def test_simulated_collapse_ends_low():
+    for i in range(5):
+        r = C.simulate_run("collapse", np.random.default_rng(np.random.SeedSequence([0, 5, i])))
+        level = r.meta["true_level"]
+        assert level[-1] < 0.5 * level.max()
+
+
+def test_simulated_splits_use_separate_seed_families():
+    dev = C.simulated_runs("dev")
+    test = C.simulated_runs("test")
+    assert len(dev) == len(test) == sum(C.SIM_COUNTS.values())
+    assert not any(np.array_equal(a.log.reward, b.log.reward) for a, b in zip(dev, test) if a.regime == b.regime
+                   and a.log.reward.size == b.log.reward.size)
+
+
+def test_load_corpus_splits_by_source_and_checks_arguments():
+    runs = C.load_corpus(sources=("bisection", "project", "project-fail"), include_shared=False)
+    by_family = {}
+    for r in runs:
+        by_family.setdefault((r.source, r.name.rsplit("-", 1)[0].split("-lr")[0]), set()).add(r.split)
+    assert all(len(s) == 1 for s in by_family.values()), "a family sits in both splits"
+    assert {r.split for r in runs if r.source == "project-fail"} == {"test"}
+    bis = [r for r in runs if r.source == "bisection"]
+    assert len(bis) > 500 and {r.outcome for r in bis} == {"healthy", "collapse"}
+    with pytest.raises(ValueError, match="split"):
+        C.load_corpus(split="train")
+    with pytest.raises(ValueError, match="sources"):
+        C.load_corpus(sources=("nope",))
+
+
+def test_lead_time_population_rule():
+    r = C.simulate_run("collapse", 3)
+    steps, _ = r.log.reward_curve()
+    if r.collapse_step is None:
+        assert not r.in_lead_time_population
+    else:
+        assert r.in_lead_time_population == (int(np.searchsorted(steps, r.collapse_step)) >= 30)
+    assert not math.isnan(r.meta["wander_sd"])
