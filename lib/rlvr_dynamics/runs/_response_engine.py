@@ -56,14 +56,14 @@ _SHAPE_NAMES = {"single_exponential": ("log_timescale",), "overdamped": ("log_t_
 
 def _shape_bounds(law: str, dt: float, horizon: float = 1.0, stable: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Bounds on the shape parameters in window units (window = 1): times within [dt/4, 30 windows]; q ∈ [1e-3, 1];
-    decay rate within [−4, 4/dt] (growth at most e⁴ over the window; within [0, 4/dt] when ``stable``: the best
+    decay rate within [−10, 4/dt] (growth at most e¹⁰ over the window; within [0, 4/dt] when ``stable``: the best
     non-growing oscillation); ω_d within [π/2, π/dt] (at least a quarter period in the window, at most Nyquist)."""
     lt_lo, lt_hi = math.log(max(dt / 4, 1e-6)), math.log(30.0)
     if law == "single_exponential":
         return np.array([lt_lo]), np.array([lt_hi])
     if law == "overdamped":
         return np.array([lt_lo, 1e-3]), np.array([lt_hi, 1.0])
-    return (np.array([0.0 if stable else -4.0, math.log(math.pi / 2)]),
+    return (np.array([0.0 if stable else -10.0, math.log(math.pi / 2)]),
             np.array([4.0 / max(dt, 1e-6), math.log(math.pi / max(dt, 1e-6))]))
 
 
@@ -94,7 +94,7 @@ def _shape_grid(law: str, dt: float, s: np.ndarray | None = None, y: np.ndarray 
         lt = np.linspace(lo[0], min(hi[0], math.log(10.0)), 24)
         q = np.array([0.002, 0.01, 0.05, 0.15, 0.35, 0.6, 0.85, 1.0])
         return np.array(np.meshgrid(lt, q, indexing="ij")).reshape(2, -1).T
-    rate = np.concatenate([[0.0] if stable else [-3.5, -2.5, -1.5, -0.7, -0.2],
+    rate = np.concatenate([[0.0] if stable else [-9.0, -6.5, -4.5, -3.0, -1.8, -0.9, -0.3],
                            np.geomspace(0.1, min(hi[0], 200.0), 9)])
     if s is None:
         lw = np.linspace(lo[1], min(hi[1], math.log(150.0)), 36)

@@ -255,7 +255,7 @@ _BOUND_MEANING = {
                                            "plateau and T_s are not identified",
     ("overdamped", "t_fast_over_t_slow", "lower"): "T_f/T_s at its lower bound (1e-3): no slow start is resolved, the "
                                                   "curve is a single exponential (M → 0) and ζ is only bounded below",
-    ("oscillatory", "decay_rate", "lower"): "growth rate at its bound (e⁴ over the window): a runaway the linear "
+    ("oscillatory", "decay_rate", "lower"): "growth rate at its bound (e¹⁰ over the window): a runaway the linear "
                                             "law cannot follow",
     ("oscillatory", "decay_rate", "upper"): "decay rate at its bound (4 per step): the oscillation dies within a "
                                             "step, nothing oscillatory is resolved",
