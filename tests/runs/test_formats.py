@@ -5,6 +5,7 @@ import json
 import math
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,10 +294,16 @@ def test_hyperparameters_from_verl_hydra_config(tmp_path):
 def test_hyperparameters_from_trl_args_and_partial_warning(tmp_path):
     from rlvr_dynamics.runs.hyperparams import find_hyperparameters, merge
 
+    # TRL steps the optimizer once per gradient_accumulation_steps micro-batches and generates once per
+    # steps_per_generation (default: gradient_accumulation_steps) × num_iterations of them: K_ref = num_iterations
     (tmp_path / "training_args.json").write_text(json.dumps({"learning_rate": 5e-6, "num_iterations": 2,
                                                              "gradient_accumulation_steps": 4}))
     found = find_hyperparameters(tmp_path / "checkpoint-10" / "trainer_state.json")
-    assert found["refresh_interval"] == 8 and found["momentum"] == 0.9
+    assert found["refresh_interval"] == 2 and found["momentum"] == 0.9
+    (tmp_path / "training_args.json").write_text(json.dumps({"learning_rate": 5e-6, "num_iterations": 3,
+                                                             "gradient_accumulation_steps": 2,
+                                                             "steps_per_generation": 8}))
+    assert find_hyperparameters(tmp_path / "checkpoint-10" / "trainer_state.json")["refresh_interval"] == 12
     _, notes = merge({}, {"learning_rate": None, "momentum": None, "refresh_interval": None, "source": None})
     assert any(n.startswith("warning: no refresh interval") for n in notes)
 
@@ -333,3 +340,81 @@ def test_mlflow_file_store_written_by_mlflow():
     log = load_log(run)
     _assert_same(log, "train/reward")
     assert "entropy" in log.series
+
+
+TRL_OUTPUT = Path(__file__).parent / "data" / "trl_output"
+"""A TRL 1.16 ``output_dir`` sample: ``training_args.bin`` written by ``torch.save(GRPOConfig(learning_rate=3e-6,
+adam_beta1=0.8, num_iterations=2, steps_per_generation=8, gradient_accumulation_steps=2, …))`` and one TensorBoard
+run folder written by torch's ``SummaryWriter`` (the ``args`` text as transformers' TensorBoardCallback writes it,
+and 20 ``train/reward`` scalars 0.23, 0.26, …); no checkpoint."""
+
+
+def test_training_args_bin_is_read_without_torch():
+    from rlvr_dynamics.runs.hyperparams import read_training_args_bin
+
+    args = read_training_args_bin(TRL_OUTPUT / "training_args.bin")
+    assert args["learning_rate"] == 3e-6 and args["adam_beta1"] == 0.8
+    assert (args["num_iterations"], args["steps_per_generation"], args["gradient_accumulation_steps"]) == (2, 8, 2)
+    assert args["lr_scheduler_type"] == "linear"          # an enum field comes back as its value
+
+
+def test_output_dir_without_checkpoint_reads_events_and_their_args(tmp_path):
+    from rlvr_dynamics.runs.hyperparams import find_hyperparameters
+    from rlvr_dynamics.runs.logs import resolved_source
+
+    log = load_log(TRL_OUTPUT)
+    np.testing.assert_allclose(log.reward, 0.2 + 0.03 * np.arange(1, 21), rtol=1e-6)
+    assert resolved_source(TRL_OUTPUT).parent.name == "runs"
+    found = find_hyperparameters(TRL_OUTPUT)
+    # K_ref = steps_per_generation × num_iterations / gradient_accumulation_steps = 8 × 2 / 2
+    assert (found["learning_rate"], found["momentum"], found["refresh_interval"]) == (3e-6, 0.8, 8)
+    assert found["source"].endswith("training_args.bin")
+    # without training_args.bin the same values come from the TensorBoard 'args' text
+    import shutil
+
+    shutil.copytree(TRL_OUTPUT / "runs", tmp_path / "runs")
+    found = find_hyperparameters(tmp_path)
+    assert (found["learning_rate"], found["momentum"], found["refresh_interval"]) == (3e-6, 0.8, 8)
+    assert "TensorBoard 'args' text" in found["source"]
+
+
+def test_newest_of_checkpoint_and_events_is_read(tmp_path):
+    import os
+    import shutil
+
+    shutil.copytree(TRL_OUTPUT / "runs", tmp_path / "runs")
+    ck = tmp_path / "checkpoint-5"
+    ck.mkdir()
+    (ck / "trainer_state.json").write_text(json.dumps({"log_history": [
+        {"step": s, "reward": 0.1 * s} for s in range(1, 6)]}))
+    events = next((tmp_path / "runs").glob("*/*tfevents*"))
+    os.utime(ck / "trainer_state.json", (1_000, 1_000))     # checkpoint older than the events: events win
+    assert load_log(tmp_path).steps.size == 20
+    os.utime(events, (500, 500))                              # now the checkpoint is newer
+    assert load_log(tmp_path).steps.size == 5
+
+
+def test_a_malicious_training_args_bin_runs_no_code(tmp_path):
+    """A pickle that would call os.system when loaded with pickle/torch.load: the reader imports nothing from it."""
+    import pickle
+    import zipfile
+
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            import os
+            return (os.system, (f"touch {marker}",))
+
+    data = pickle.dumps({"learning_rate": 1e-5, "payload": Evil()}, protocol=2)
+    with zipfile.ZipFile(tmp_path / "training_args.bin", "w") as z:
+        z.writestr("training_args/data.pkl", data)
+    from rlvr_dynamics.runs.hyperparams import find_hyperparameters, read_training_args_bin
+
+    args = read_training_args_bin(tmp_path / "training_args.bin")
+    assert not marker.exists()
+    assert args["learning_rate"] == 1e-5
+    assert find_hyperparameters(tmp_path)["learning_rate"] == 1e-5
+    (tmp_path / "bad.bin").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="bad.bin"):
+        read_training_args_bin(tmp_path / "bad.bin")

@@ -178,5 +178,39 @@ def _rows_from_tfevents(path: Path) -> _Rows:
     return rows
 
 
+def tfevents_texts(path: Path) -> dict[str, str]:
+    """Text summaries of a TensorBoard event file, ``{tag: text}`` (the last one per tag). transformers'
+    ``TensorBoardCallback`` writes the whole ``TrainingArguments`` as JSON under ``args`` (tag ``args/text_summary``
+    from ``SummaryWriter.add_text``): TensorProto field 8 (``string_val``) of a value with the ``text`` plugin.
+    Malformed records are skipped (this is a convenience for reading hyper-parameters, never an error)."""
+    data = path.read_bytes()
+    out: dict[str, str] = {}
+    i = 0
+    while i + 12 <= len(data):
+        (n,) = struct.unpack("<Q", data[i:i + 8])
+        body = data[i + 12:i + 12 + n]
+        i += 12 + n + 4
+        try:
+            for num, wt, v in _fields(body):
+                if num != 5 or wt != 2:
+                    continue
+                for snum, swt, sv in _fields(v):
+                    if snum != 1 or swt != 2:
+                        continue
+                    tag, text = None, None
+                    for vnum, vwt, vv in _fields(sv):
+                        if vnum == 1 and vwt == 2:
+                            tag = vv.decode("utf-8", "replace")
+                        elif vnum == 8 and vwt == 2:
+                            for tnum, twt, tv in _fields(vv):
+                                if tnum == 8 and twt == 2:
+                                    text = tv.decode("utf-8", "replace")
+                    if tag is not None and text is not None:
+                        out[tag] = text
+        except (ValueError, struct.error, IndexError):
+            continue
+    return out
+
+
 def _is_tfevents(path: Path) -> bool:
     return "tfevents" in path.name

@@ -1,13 +1,23 @@
 """The hyper-parameters P1's oscillator reading needs — learning rate η, momentum μ (Adam β1) and the refresh
 interval K_ref — read from the files a trainer leaves beside its log, when they are there.
 
-Looked for, from the log's folder up to two levels above it:
+Looked for, from the log's folder up to two levels above it (and, in each, TensorBoard's ``runs/*/`` folders):
 
 - this project's run folder: ``config.json`` (``config.learning_rate``, ``config.momentum``, ``refresh_interval``);
-- TRL / transformers: ``training_args.json``, ``args.json`` or ``trainer_config.json`` (a JSON dump of the
-  ``GRPOConfig``): ``learning_rate``, ``adam_beta1`` (default 0.9 when absent), K_ref = ``steps_per_generation``
-  (default ``gradient_accumulation_steps``, then 1) × ``num_iterations`` (default 1). TRL's own
-  ``training_args.bin`` is a torch pickle and is not read (no torch here);
+- TRL / transformers:
+  - ``training_args.bin``, what ``Trainer`` saves in every ``output_dir`` and checkpoint: a ``torch.save`` zip
+    archive holding a pickled ``GRPOConfig``. It is read **without torch and without running any code from the
+    file**: the pickle is replayed by a restricted unpickler that builds every object as a plain attribute record
+    (no class from the file is ever imported), so only the stored field values come out;
+  - the ``args`` text that transformers' ``TensorBoardCallback`` writes into the event files (the same
+    ``TrainingArguments`` as JSON);
+  - ``training_args.json``, ``args.json`` or ``trainer_config.json`` (a JSON dump of the ``GRPOConfig``).
+
+  From any of them: ``learning_rate``, ``adam_beta1`` (default 0.9 when absent), and
+  K_ref = ``steps_per_generation`` × ``num_iterations`` / ``gradient_accumulation_steps`` (TRL generates once per
+  ``steps_per_generation × num_iterations`` micro-batches and steps the optimizer once per
+  ``gradient_accumulation_steps`` of them; ``steps_per_generation`` defaults to ``gradient_accumulation_steps``, so
+  TRL's defaults give K_ref = ``num_iterations``), rounded to an integer ≥ 1;
 - verl (Hydra): ``.hydra/config.yaml`` or ``config.yaml``: ``actor_rollout_ref.actor.optim.lr``,
   ``…optim.betas[0]`` (default 0.9), K_ref = ``ppo_epochs`` × ``data.train_batch_size`` /
   ``actor_rollout_ref.actor.ppo_mini_batch_size`` (optimizer steps between two rollouts).
@@ -49,14 +59,126 @@ def _from_project(path: Path) -> dict[str, Any] | None:
             "refresh_interval": int(data["refresh_interval"]) if _num(data.get("refresh_interval")) else None}
 
 
-def _from_trl(path: Path) -> dict[str, Any] | None:
-    cfg = json.loads(path.read_text(encoding="utf-8"))
+def trl_refresh_interval(cfg: dict[str, Any]) -> int:
+    """K_ref of a TRL ``GRPOConfig`` (as a dict): steps_per_generation × num_iterations / gradient_accumulation_steps,
+    rounded, at least 1 (module docstring)."""
+    ga = _num(cfg.get("gradient_accumulation_steps")) or 1
+    spg = _num(cfg.get("steps_per_generation")) or ga
+    its = _num(cfg.get("num_iterations")) or 1
+    return max(1, int(round(spg * its / ga)))
+
+
+def _from_trl_dict(cfg: Any) -> dict[str, Any] | None:
     if not isinstance(cfg, dict) or "learning_rate" not in cfg:
         return None
-    spg = _num(cfg.get("steps_per_generation")) or _num(cfg.get("gradient_accumulation_steps")) or 1
-    its = _num(cfg.get("num_iterations")) or 1
     return {"learning_rate": _num(cfg.get("learning_rate")), "momentum": _num(cfg.get("adam_beta1", 0.9)),
-            "refresh_interval": int(spg * its)}
+            "refresh_interval": trl_refresh_interval(cfg)}
+
+
+def _from_trl(path: Path) -> dict[str, Any] | None:
+    return _from_trl_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+class _Record:
+    """What the restricted unpickler builds for any object of the file: its constructor arguments and its
+    attributes (a subclass per class name of the file, made here; nothing of the file is imported)."""
+
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        obj.args, obj.state = args, {}
+        return obj
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def __setstate__(self, state) -> None:
+        if isinstance(state, tuple) and len(state) == 2:     # (dict, slots)
+            state = {**(state[0] or {}), **(state[1] or {})}
+        if isinstance(state, dict):
+            self.state.update(state)
+
+
+def _plain(x: Any, depth: int = 0) -> Any:
+    """A record's value as plain Python: enums (records built from one argument) become that argument."""
+    if depth > 20:
+        return None
+    if isinstance(x, _Record):
+        if x.state:
+            return {str(k): _plain(v, depth + 1) for k, v in x.state.items()}
+        return _plain(x.args[0], depth + 1) if len(x.args) == 1 else None
+    if isinstance(x, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v, depth + 1) for v in x]
+    return x
+
+
+def read_training_args_bin(path: str | Path) -> dict[str, Any]:
+    """The fields of the ``TrainingArguments``/``GRPOConfig`` in a ``training_args.bin`` (module docstring), without
+    torch and without importing or calling anything named by the file. ValueError when it is not such a file."""
+    import io
+    import pickle
+    import zipfile
+
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            name = next((n for n in z.namelist() if n.endswith("data.pkl")), None)
+            if name is None:
+                raise ValueError(f"{path}: a torch.save archive without data.pkl")
+            data = z.read(name)
+    except zipfile.BadZipFile:
+        data = path.read_bytes()          # legacy (non-zip) torch.save: a plain pickle after a few magic records
+
+    records: dict[str, type] = {}
+
+    class Restricted(pickle.Unpickler):
+        def find_class(self, module, qualname):   # never import: every class becomes a record type
+            if (module, qualname) == ("copyreg", "_reconstructor"):
+                return lambda cls, base, state=None: cls()
+            if (module, qualname) == ("builtins", "object"):
+                return object
+            key = f"{module}.{qualname}"
+            if key not in records:
+                records[key] = type(qualname.replace(".", "_"), (_Record,), {"qualname": key})
+            return records[key]
+
+        def persistent_load(self, pid):          # tensor storages: not needed for the arguments
+            return None
+
+    try:
+        obj = Restricted(io.BytesIO(data)).load()
+    except Exception as exc:  # noqa: BLE001 - any malformed pickle is the file's problem
+        raise ValueError(f"{path}: not a readable training_args.bin ({type(exc).__name__}: {exc})") from None
+    out = _plain(obj)
+    if not isinstance(out, dict):
+        raise ValueError(f"{path}: training_args.bin does not hold an arguments object")
+    return out
+
+
+def _from_trl_bin(path: Path) -> dict[str, Any] | None:
+    return _from_trl_dict(read_training_args_bin(path))
+
+
+def _event_files(folder: Path) -> list[Path]:
+    """TensorBoard event files in ``folder`` and in its ``runs/*/`` sub-folders (transformers' default), newest
+    last."""
+    files = [p for p in folder.glob("*tfevents*") if p.is_file()]
+    files += [p for p in folder.glob("runs/*/*tfevents*") if p.is_file()]
+    return sorted(files, key=lambda p: p.stat().st_mtime)
+
+
+def _from_tfevents(path: Path) -> dict[str, Any] | None:
+    from ._log_formats import tfevents_texts
+
+    texts = tfevents_texts(path)
+    for tag in ("args/text_summary", "args"):
+        if tag in texts:
+            try:
+                return _from_trl_dict(json.loads(texts[tag]))
+            except json.JSONDecodeError:
+                return None
+    return None
 
 
 def _from_verl(path: Path) -> dict[str, Any] | None:
@@ -76,8 +198,11 @@ def _from_verl(path: Path) -> dict[str, Any] | None:
     return out
 
 
-READERS = (("config.json", _from_project), ("training_args.json", _from_trl), ("args.json", _from_trl),
-           ("trainer_config.json", _from_trl), (".hydra/config.yaml", _from_verl), ("config.yaml", _from_verl))
+READERS = (("config.json", _from_project), ("training_args.bin", _from_trl_bin), ("training_args.json", _from_trl),
+           ("args.json", _from_trl), ("trainer_config.json", _from_trl), (".hydra/config.yaml", _from_verl),
+           ("config.yaml", _from_verl))
+"""File name → reader, tried in this order in each folder; then the TensorBoard ``args`` text of the folder's
+event files (:func:`_event_files`)."""
 
 
 def find_hyperparameters(log_path: str | Path) -> dict[str, Any]:
@@ -97,6 +222,13 @@ def find_hyperparameters(log_path: str | Path) -> dict[str, Any]:
                 continue
             if found:
                 return {**found, "source": str(f)}
+        for f in reversed(_event_files(d)):
+            try:
+                found = _from_tfevents(f)
+            except Exception:   # noqa: BLE001 - same: never break reading the log
+                continue
+            if found:
+                return {**found, "source": f"{f} (TensorBoard 'args' text)"}
     return {"learning_rate": None, "momentum": None, "refresh_interval": None, "source": None}
 
 

@@ -224,21 +224,37 @@ def _checkpoint_number(p: Path) -> int:
 
 
 def _resolve_folder(path: Path) -> tuple[Path, str]:
-    """(file or folder to read, kind) for a folder argument."""
+    """(file or folder to read, kind) for a folder argument.
+
+    A TRL ``output_dir`` holds both ``checkpoint-N/trainer_state.json`` (written at each save) and, with
+    ``report_to="tensorboard"``, event files under ``runs/<date>/`` (written at every log): the one modified last
+    is read, so a run stopped between two saves, or one without any checkpoint yet, is read to its last logged step.
+    :func:`resolved_source` says which was read."""
     for name in ("trainer_state.json", "metrics.csv"):
         if (path / name).is_file():
             return path / name, "file"
     ckpts = sorted((p for p in path.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
                    key=_checkpoint_number)
-    if ckpts:
-        return ckpts[-1] / "trainer_state.json", "file"
     events = sorted(p for p in path.glob("*tfevents*") if p.is_file())
     if events:
         return path, "tfevents"
+    run_dirs = sorted({p.parent for p in path.glob("runs/*/*tfevents*") if p.is_file()},
+                      key=lambda d: max(f.stat().st_mtime for f in d.glob("*tfevents*")))
+    if run_dirs and (not ckpts or max(f.stat().st_mtime for f in run_dirs[-1].glob("*tfevents*")) >
+                     (ckpts[-1] / "trainer_state.json").stat().st_mtime):
+        return run_dirs[-1], "tfevents"
+    if ckpts:
+        return ckpts[-1] / "trainer_state.json", "file"
     if (path / "metrics").is_dir() or (path.name == "metrics" and any(path.iterdir())):
         return path, "mlflow"
     raise ValueError(f"{path} is a folder without a log: expected trainer_state.json, metrics.csv, "
                      "checkpoint-*/trainer_state.json, TensorBoard event files or an MLflow metrics/ folder")
+
+
+def resolved_source(path: str | Path) -> Path:
+    """The file or folder :func:`load_log` reads for ``path`` (a folder resolves by :func:`_resolve_folder`)."""
+    path = Path(path)
+    return _resolve_folder(path)[0] if path.is_dir() else path
 
 
 def load_log(path: str | Path, reward_column: str | None = None, *, min_points: int = 2) -> RunLog:
