@@ -12,8 +12,11 @@ Laws (time ``t`` measured from the start of training, where the policy is at res
 Fitting (open choices §8.6, stated here): least squares on the raw per-step values (no smoothing); parameters
 {R0, R∞, T_s, u = T_f/T_s ∈ (0, 1)} (the reparametrisation removes the T_s ↔ T_f symmetry), R0 optionally fixed
 to the first logged value; bounds come from the data (reward may be on any scale: R0, R∞ within the observed
-range widened by one span on each side; times within [Δt/100, 100 × duration]); multi-start; AIC/BIC from the
-Gaussian likelihood n·ln(RSS/n) + 2k (resp. k·ln n). Fits never raise on degenerate data: they return
+range widened by one span on each side; times within [Δt/100, 100 × duration]); multi-start, made cheap by
+variable projection: every start (the geometric ladder of time scales and the seeded random ones) and a vectorised
+grid of shapes get (R0, R∞) in closed form, and only the :data:`N_LOCAL` best distinct shapes are refined by
+bounded least squares (the full ladder found the same optimum on the committed runs, ``bench/bench_runs.py``);
+AIC/BIC from the Gaussian likelihood n·ln(RSS/n) + 2k (resp. k·ln n). Fits never raise on degenerate data: they return
 ``reliable=False`` and a message. Invalid input (wrong shapes, non-numeric) raises ValueError.
 """
 from __future__ import annotations
@@ -219,6 +222,65 @@ def _failed(law: str, names, n, msg, k) -> FitResult:
                      residual_std=math.nan, n=n, reliable=False, message=msg, n_free=k)
 
 
+N_LOCAL = 3
+"""Number of starting shapes refined by least squares (the best by profiled cost, module docstring)."""
+
+
+def _unit_rows(law: str, t: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """Unit responses (rows) for shapes (log T,) or (log T_s, u = T_f/T_s): R = R∞ − (R∞ − R0)·unit."""
+    ts = np.exp(shapes[:, 0])[:, None]
+    if law == "three_phase":
+        tf = ts * shapes[:, 1][:, None]
+        return _stable_unit(t[None, :], 1.0 / np.maximum(ts, tf), 1.0 / np.minimum(ts, tf))
+    with np.errstate(over="ignore", under="ignore"):
+        return np.exp(-t[None, :] / ts)
+
+
+def _profiled_cost(U: np.ndarray, y: np.ndarray, rb, r0_fixed: float | None) -> np.ndarray:
+    """Least-squares cost of y ≈ R0·U + R∞·(1 − U) per row, (R0, R∞) in closed form (clipped to ``rb``);
+    R0 held at ``r0_fixed`` when given."""
+    V = 1.0 - U
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if r0_fixed is not None:
+            ri = ((y - r0_fixed * U) * V).sum(1) / (V * V).sum(1)
+            r0 = np.full(ri.shape, r0_fixed)
+        else:
+            a11, a12, a22 = (U * U).sum(1), (U * V).sum(1), (V * V).sum(1)
+            b1, b2 = U @ y, V @ y
+            det = a11 * a22 - a12 * a12
+            r0 = (a22 * b1 - a12 * b2) / det
+            ri = (a11 * b2 - a12 * b1) / det
+        r0, ri = np.clip(np.nan_to_num(r0), *rb), np.clip(np.nan_to_num(ri), *rb)
+        cost = ((y[None, :] - ri[:, None] - (r0 - ri)[:, None] * U) ** 2).sum(1)
+    return np.where(np.isfinite(cost), cost, np.inf), r0, ri
+
+
+def _select_starts(law, starts, t, y, lo, hi, rb, fix_r0, r0_fixed, tau_lo, tau_hi, n_keep):
+    """The ``n_keep`` best distinct starts by profiled cost, among ``starts`` and a vectorised shape grid; each with
+    its (R0, R∞) replaced by the closed-form optimum for its shape."""
+    ns = 2 if law == "three_phase" else 1
+    shapes = np.array([x0[-ns:] for x0 in starts])
+    grid_t = np.linspace(math.log(tau_lo), math.log(tau_hi), 48)
+    if law == "three_phase":
+        grid = np.array(np.meshgrid(grid_t, [0.01, 0.05, 0.15, 0.35, 0.6, 0.85], indexing="ij")).reshape(2, -1).T
+    else:
+        grid = grid_t[:, None]
+    shapes = np.clip(np.vstack([shapes, grid]), lo[-ns:] + 1e-9 * (hi[-ns:] - lo[-ns:]),
+                     hi[-ns:] - 1e-9 * (hi[-ns:] - lo[-ns:]))
+    cost, r0, ri = _profiled_cost(_unit_rows(law, t, shapes), y, rb, r0_fixed if fix_r0 else None)
+    chosen, seen = [], []
+    for i in np.argsort(cost, kind="stable"):
+        key = np.round(shapes[i] / np.array([0.25, 0.05][:ns]))
+        if any(np.array_equal(key, k) for k in seen):
+            continue
+        seen.append(key)
+        head = [ri[i]] if fix_r0 else [r0[i], ri[i]]
+        chosen.append(np.concatenate([head, shapes[i]]))
+        if len(chosen) == n_keep:
+            break
+    return chosen
+
+
 def _fit(law: str, t, reward, *, fix_r0: bool, n_starts: int, seed: int, r_bounds) -> FitResult:
     from scipy.optimize import least_squares
 
@@ -297,6 +359,7 @@ def _fit(law: str, t, reward, *, fix_r0: bool, n_starts: int, seed: int, r_bound
             x0[0] = y[0] + 0.1 * scale * rng.standard_normal()
         starts.append(x0)
     best = None
+    starts = _select_starts(law, starts, t, y, lo, hi, rb, fix_r0, r0_fixed, tau_lo, tau_hi, N_LOCAL)
     for x0 in starts:
         x0 = np.clip(x0, lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
         try:
