@@ -199,6 +199,42 @@ def test_metrics_reach_reporting_callbacks_and_doctor_stops(cache, tmp_path):
         assert name in metrics, name
 
 
+@pytest.mark.parametrize("how", ["add_callback", "callbacks_list"])
+def test_callback_binds_to_its_trainer_the_trl_way(cache, tmp_path, how):
+    """``trainer.add_callback(cb)`` and ``GRPOTrainer(callbacks=[cb])``: the callback finds its trainer when training
+    begins and logs its fields exactly as when it is given the trainer."""
+    from transformers import AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOTrainer
+
+    from rlvr_dynamics.grpo.fields import DYNAMICS_PREFIX
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+    from rlvr_dynamics.grpo.runner import grpo_args, resolve_model, training_dataset
+    from rlvr_dynamics.grpo.tasks import make_reward_function
+
+    cfg = smoke_config(max_steps=2)
+    model_path, _ = resolve_model(cfg)
+    tok = AutoTokenizer.from_pretrained(model_path)
+    cb = GRPODynamicsCallback()
+    kwargs = dict(model=model_path, reward_funcs=[make_reward_function(cfg.reward)],
+                  args=grpo_args(cfg, tmp_path, "cpu"), train_dataset=training_dataset(cfg), processing_class=tok)
+    if how == "add_callback":
+        trainer = GRPOTrainer(**kwargs)
+        trainer.add_callback(cb)
+    else:
+        trainer = GRPOTrainer(**kwargs, callbacks=[cb])
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    assert cb.trainer is None
+    trainer.train()
+    assert cb.trainer is trainer
+    logged = [r for r in trainer.state.log_history if "reward" in r]
+    assert len(logged) == 2
+    for r in logged:
+        for f in ("gap_alignment", "group_reward_std", "is_ratio_mean"):
+            assert DYNAMICS_PREFIX + f in r, f
+
+
 def test_callback_needs_its_trainer():
     from transformers import TrainerControl, TrainerState, TrainingArguments
 

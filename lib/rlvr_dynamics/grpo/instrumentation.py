@@ -76,8 +76,9 @@ class GRPODynamicsCallback(TrainerCallback):
 
     Args:
         trainer: the ``GRPOTrainer`` to instrument (TRL's convention for callbacks that need the trainer); the
-            callback wraps its rollout and reward methods and adds itself to its callbacks. May be given later
-            through :meth:`attach`.
+            callback wraps its rollout and reward methods and adds itself to its callbacks. May be left out: then
+            ``trainer.add_callback(cb)`` or ``GRPOTrainer(..., callbacks=[cb])`` bind it when training begins (or
+            call :meth:`attach`).
         eval_fn: ``eval_fn(model) -> {name: value}``; logged as ``dynamics/eval_<name>`` on the main process. Must
             not touch the global RNG stream (see :func:`rlvr_dynamics.grpo.evaluation.generate`) if runs are to
             stay reproducible.
@@ -101,6 +102,10 @@ class GRPODynamicsCallback(TrainerCallback):
         trainer = GRPOTrainer(model=..., args=GRPOConfig(..., report_to="wandb"), reward_funcs=..., train_dataset=...)
         GRPODynamicsCallback(trainer, eval_fn=my_eval, doctor=RunDoctor(every=10, refresh_interval=1))
         trainer.train()
+
+        # or TRL's usual ways, bound to their trainer when training begins:
+        trainer.add_callback(GRPODynamicsCallback(doctor=RunDoctor(refresh_interval=1)))
+        trainer = GRPOTrainer(..., callbacks=[GRPODynamicsCallback()])
     """
 
     def __init__(self, trainer=None, *, eval_fn: Callable[[Any], dict[str, float]] | None = None,
@@ -208,10 +213,29 @@ class GRPODynamicsCallback(TrainerCallback):
         self._group_row = row
 
     # ------------------------------------------------------------------------------------------ TRL events
+    def _trainer_on_stack(self):
+        """The trainer whose ``train()`` is calling this callback: the ``self`` of the first frame up the stack whose
+        callback handler holds this callback (how ``trainer.add_callback(cb)`` and ``GRPOTrainer(callbacks=[cb])``
+        bind it: transformers hands callbacks no reference to their trainer). None when called from elsewhere."""
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            obj = frame.f_locals.get("self")
+            handler = getattr(obj, "callback_handler", None)
+            if handler is not None and any(cb is self for cb in getattr(handler, "callbacks", ())):
+                return obj
+            frame = frame.f_back
+        return None
+
     def on_train_begin(self, args, state, control, **kwargs):
         if self.trainer is None:
-            raise RuntimeError("GRPODynamicsCallback needs its trainer: GRPODynamicsCallback(trainer, ...) or "
-                               "cb.attach(trainer) before trainer.train()")
+            trainer = self._trainer_on_stack()
+            if trainer is None:
+                raise RuntimeError("GRPODynamicsCallback needs its trainer: GRPODynamicsCallback(trainer, ...), "
+                                   "trainer.add_callback(cb), GRPOTrainer(..., callbacks=[cb]) or cb.attach(trainer) "
+                                   "before trainer.train()")
+            self.attach(trainer)
         per_device = int(args.per_device_train_batch_size) * int(getattr(args, "steps_per_generation", 1) or 1)
         if per_device % self.trainer.num_generations:
             raise ValueError(f"GRPODynamicsCallback needs whole prompt groups on every process: per-device generation "
