@@ -84,3 +84,25 @@ def test_every_shared_log_fits_without_crashing():
         report = fit_run(load_log(csv))
         assert report["preferred_law"] in ("three_phase", "single_exponential", "tie", "undetermined")
         assert all(math.isfinite(f["r2"]) for f in report["fits"].values()), csv.name
+
+
+def test_cli_many_logs_one_line_each(synthetic_log, tmp_path):
+    """Several LOGs print one line per log (name, points, reading); a bad one gets its error line and exit 2."""
+    other = tmp_path / "b" / "metrics.csv"
+    other.parent.mkdir()
+    other.write_text(synthetic_log.read_text())
+    cli = [sys.executable, "-m", "rlvr_dynamics.cli", "fit"]
+    res = subprocess.run([*cli, str(synthetic_log), str(other)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 3 and all("metrics.csv" in ln and " 400 " in ln and "stable" in ln for ln in lines[1:])
+    res = subprocess.run([*cli, str(synthetic_log), str(tmp_path / "missing.csv")], capture_output=True, text=True)
+    assert res.returncode == 2 and len(res.stdout.strip().splitlines()) == 2
+    assert res.stderr.count("\n") == 1 and "does not exist" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_cli_help_imports_no_scipy():
+    res = subprocess.run([sys.executable, "-c", "import sys; from rlvr_dynamics.cli import build_parser; "
+                          "build_parser(); print(sorted(m for m in ('scipy', 'matplotlib', 'torch', 'papermill') "
+                          "if m in sys.modules))"], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr

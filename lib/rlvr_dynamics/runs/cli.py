@@ -1,12 +1,18 @@
-"""``rlvr-dynamics fit LOG``: fit, forecast and diagnose your own training log.
+"""``rlvr-dynamics fit LOG …``: fit, forecast and diagnose your own training logs.
+
+One LOG: the full report. Several LOGs, or one folder of logs that is not itself a run (no ``trainer_state.json``,
+``metrics.csv``, checkpoint or event file): one line per run — name, points, plateau, the forecast ± its 80 %
+interval at the last step + 10 % (or the first ``--forecast`` step), the evidence reading
+(:mod:`.reading`) and the detectors that fired. Only what a command needs is imported (scipy when a fit runs).
 
 Every bad input ends in one line on stderr that names the file (and the line, where there is one) and exit code 2;
-never a traceback.
+never a traceback. With many logs, each bad one gets its line, the others are still read, and the exit code is 2.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 
@@ -18,11 +24,84 @@ def _parse_forecast(args: argparse.Namespace) -> None:
         try:
             steps.append(int(item))
         except ValueError:
-            if args.log is None and i == len(items) - 1:
-                args.log = item
-            else:
-                raise ValueError(f"--forecast takes integer steps, got {item!r}") from None
+            if not args.log and all(not _is_int(x) for x in items[i:]):
+                args.log = items[i:]
+                break
+            raise ValueError(f"--forecast takes integer steps, got {item!r}") from None
     args.forecast = steps or None
+
+
+def _is_int(x: str) -> bool:
+    try:
+        int(x)
+        return True
+    except ValueError:
+        return False
+
+
+LOG_SUFFIXES = (".csv", ".json", ".jsonl", ".log", ".txt")
+
+
+def _expand(paths: list[str]) -> list[str] | None:
+    """The logs to read one line each, or None for the single-log report: several paths, or one folder that is not
+    a run (:func:`~.logs.load_log` cannot read it as one) holding log files or run folders."""
+    from pathlib import Path
+
+    if len(paths) > 1:
+        return paths
+    path = Path(paths[0])
+    if not path.is_dir():
+        return None
+    from .logs import load_log
+
+    try:
+        load_log(path)
+        return None
+    except ValueError:
+        pass
+    items = sorted(str(p) for p in path.iterdir() if not p.name.startswith(".") and
+                   ((p.is_file() and p.suffix in LOG_SUFFIXES and p.name != "index.json") or p.is_dir()))
+    return items or None
+
+
+def _one_line(path: str, args: argparse.Namespace) -> str:
+    """name, points, plateau, forecast ± 80 % half-width, reading verdict, fired detectors (module docstring)."""
+    from pathlib import Path
+
+    from .logs import load_log
+    from .report import fit_run
+
+    log = load_log(path, reward_column=args.reward_column)
+    steps = log.reward_curve()[0]
+    target = args.forecast[0] if args.forecast else int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
+    rep = fit_run(log, forecast_steps=[target], p1_laws=False)
+    plateau = (rep.get("plateau") or {}).get("value")
+    fc, iv = rep["forecast"].get(target), rep["forecast_interval"].get(target)
+    half = None if not iv or None in iv else 0.5 * (iv[1] - iv[0])
+    fired = [name for name, d in (rep.get("diagnostics") or {}).items() if d.get("fired")]
+    name = Path(path).name
+    return (f"{name:42s} {rep['n_points']:5d}  plateau {_g(plateau):>8s}  @{target:<6d} {_g(fc):>8s} ± {_g(half):<8s} "
+            f"{rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
+
+
+def _g(x) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def _cmd_many(paths: list[str], args: argparse.Namespace) -> int:
+    print(f"{'run':42s} {'points':>5s}  {'plateau':>16s}  {'forecast ± 80 %':>27s} {'reading':12s} fired")
+    bad = 0
+    for path in paths:
+        try:
+            print(_one_line(path, args), flush=True)
+        except ValueError as exc:
+            bad += 1
+            print(f"rlvr-dynamics fit: error: {exc}", file=sys.stderr)
+        except Exception as exc:  # a log that loads but breaks a fit: its line, then the next log
+            bad += 1
+            print(f"rlvr-dynamics fit: error: {path}: could not be fitted ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+    return 2 if bad else 0
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -30,8 +109,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from .report import fit_run, format_report, to_jsonable
 
     _parse_forecast(args)
-    if args.log is None:
+    if not args.log:
         raise ValueError("missing LOG: the log file or folder to fit")
+    many = _expand(args.log)
+    if many is not None:
+        if args.json or args.html or args.png:
+            raise ValueError("--json, --html and --png take one LOG")
+        return _cmd_many(many, args)
+    args.log = args.log[0]
     from .hyperparams import find_hyperparameters, merge
 
     if args.momentum is not None and args.refresh_interval is None:
@@ -70,7 +155,8 @@ def add_fit_subcommand(sub) -> None:
                                    "folder, a CSV with a step column (project metrics.csv, W&B or TensorBoard UI "
                                    "export), JSON Lines (verl file logger), a verl console log, or an MLflow run "
                                    "folder / metric file.")
-    p.add_argument("log", nargs="?", help="path to the log file or folder")
+    p.add_argument("log", nargs="*", help="path to the log file or folder; several, or a folder of logs: one line "
+                                          "per run")
     p.add_argument("--reward-column", help="column to fit (default: first of reward, critic/score/mean, …)")
     p.add_argument("--momentum", type=float, help="optimizer momentum / Adam beta1 of the run, in [0, 1); needs "
                                                   "--refresh-interval")

@@ -97,7 +97,9 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     take most of the time); ``noise`` — σ and the noise ceiling; ``response`` — the second-order response laws in
     every regime (:mod:`.response_laws`) with ζ, C/K and, given ``refresh_interval``, the stability margin, each
     with an 80 % interval; ``forecast``/``forecast_interval`` — the reward at ``forecast_steps`` (:mod:`.forecast`)
-    and its 80 % prediction interval; ``plateau``; ``diagnostics`` — P1's four detectors and the collapse warning
+    and its 80 % prediction interval; ``dynamics`` — the evidence reading (:func:`.reading.read_dynamics`:
+    stable / unstable / undetermined / noise only, with why), which leads the regime sentence; ``plateau`` (None with
+    a note outside the plausible band, :data:`PLATEAU_BAND`); ``diagnostics`` — P1's four detectors and the collapse warning
     (:mod:`.diagnostics`). ValueError when ``momentum`` is given without ``refresh_interval`` (it would be ignored).
     """
     from ..p1 import laws
@@ -143,22 +145,27 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     resp = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
     pref = resp["preferred"]
     response: dict[str, Any] = {"preferred": pref, "laws": {name: resp[name].to_dict() for name in rl.LAW_NAMES}}
+    from .reading import read_dynamics
+
+    dyn = read_dynamics(steps, reward, reward_bounds=bounds, fits=resp)
+    report["dynamics"] = dyn.to_dict()
     if pref is not None:
         best = resp[pref]
-        reading = {"law": pref, "regime": best.regime, "status": best.status,
+        if best.regime == "growing" and not dyn.unstable and dyn.law in resp:
+            best = resp[dyn.law]     # a growing fit without the evidence is never the reading (module .reading)
+        reading = {"law": best.law, "regime": best.regime, "status": best.status, "verdict": dyn.verdict,
                    "damping_ratio": best.to_dict()["damping_ratio"],
                    "damping_ratio_80": best.to_dict()["damping_ratio_80"],
                    "damping_over_stiffness": best.to_dict()["damping_over_stiffness"],
-                   "meaning": _regime_meaning(best)}
-        if refresh_interval is not None:
+                   "meaning": _regime_meaning(best, dyn)}
+        if refresh_interval is not None and dyn.verdict in ("stable", "unstable"):
             reading["stability"] = rl.stability_margin(best.damping_over_stiffness, best.damping_over_stiffness_sd,
                                                        refresh_interval)
             if momentum is not None and math.isfinite(best.damping_over_stiffness) and \
                     best.damping_over_stiffness + refresh_interval > 0:
                 reading["eta_curvature"] = (1 - momentum) / (best.damping_over_stiffness + refresh_interval)
         response["reading"] = reading
-        report["plateau"] = {"value": best.params.get("r_inf"), "sd": best.stderr.get("r_inf"),
-                             "law": pref, "status": best.status}
+        report["plateau"] = _plateau(best, dyn, reward, bounds)
     report["response"] = response
     if forecast_steps:
         report["forecast_law"] = pref
@@ -174,8 +181,39 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     return report
 
 
-def _regime_meaning(fit) -> str:
-    """One sentence on what the preferred law says about the run."""
+PLATEAU_BAND = 0.5
+"""A plateau is reported only inside the observed reward range widened by this fraction of it on each side (and
+inside the reward bounds when known); outside it the law is extrapolating, and the report says so instead."""
+
+
+def _plateau(fit, dyn, reward, bounds) -> dict[str, Any]:
+    """The plateau R∞ of the law read, or None with why: a ``noise only`` or ``unstable`` reading has no plateau,
+    and a value outside the plausible band (:data:`PLATEAU_BAND`) is never printed."""
+    value, sd = fit.params.get("r_inf"), fit.stderr.get("r_inf")
+    out = {"value": None, "sd": None, "law": fit.law, "status": fit.status, "note": None}
+    if dyn.verdict in ("noise only", "unstable"):
+        out["note"] = f"no plateau: the reading is {dyn.verdict}"
+        return out
+    y = np.asarray(reward, dtype=float)
+    y = y[np.isfinite(y)]
+    lo, hi = float(y.min()), float(y.max())
+    lo, hi = lo - PLATEAU_BAND * (hi - lo), hi + PLATEAU_BAND * (hi - lo)
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    if value is None or not math.isfinite(value) or not lo <= value <= hi:
+        out["note"] = (f"the {fit.law.replace('_', ' ')} law's plateau lies outside the plausible band "
+                       f"[{lo:.4g}, {hi:.4g}]: not identified by this log")
+        return out
+    out.update(value=value, sd=sd if sd is not None and math.isfinite(sd) and sd < hi - lo else None)
+    return out
+
+
+def _regime_meaning(fit, dyn=None) -> str:
+    """One sentence on what the law read says about the run, led by the evidence verdict (:mod:`.reading`)."""
+    if dyn is not None and dyn.verdict in ("noise only", "undetermined", "unstable"):
+        return f"{dyn.verdict}: {dyn.reason}"
+    if dyn is not None and dyn.verdict == "stable":
+        return f"stable: {_regime_meaning(fit)}"
     iv = fit.damping_ratio_interval
     if fit.regime == "first-order":
         return "first-order rise to a plateau (no inertia resolved): stable, no oscillation"
@@ -186,12 +224,8 @@ def _regime_meaning(fit) -> str:
     if fit.regime == "underdamped":
         sure = iv is not None and iv[0] > 0
         return ("underdamped (0 < ζ < 1): the reward overshoots and oscillates around its plateau; stable" +
-                ("" if sure else "; the 80 % interval of ζ reaches 0, so growth is not excluded"))
-    if fit.regime == "growing":
-        sure = iv is not None and iv[1] < 0
-        return ("growing oscillation (ζ < 0): dynamically unstable in P1's linear model" +
-                ("" if sure else "; the 80 % interval of ζ reaches above 0, so this is not established"))
-    return fit.regime
+                ("" if sure else "; the 80 % interval of ζ reaches 0"))
+    return f"{fit.regime}: {dyn.reason}" if dyn is not None else fit.regime
 
 
 def to_jsonable(obj):
@@ -284,7 +318,8 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         reading = resp.get("reading")
         if reading:
             iv = reading["damping_ratio_80"]
-            lines.append(f"  reading ({reading['law']}, {reading['status']}): {reading['meaning']}; ζ="
+            lines.append(f"  reading: {reading['meaning']}")
+            lines.append(f"    law read: {reading['law']} ({reading['status']}); ζ="
                          f"{_f(reading['damping_ratio'])}" + (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
                          f", C/K={_f(reading['damping_over_stiffness'])} steps")
             st = reading.get("stability")
@@ -294,9 +329,11 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
                              (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
                              f" (unstable at ≥ 1): unstable = {st['unstable']}")
     plateau = report.get("plateau")
-    if plateau:
+    if plateau and plateau.get("value") is not None:
         lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
                      f" ({plateau['law']}, {plateau['status']})")
+    elif plateau:
+        lines.append(f"  plateau: {plateau['note']}")
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
         lines.append(f"  forecast at step {step}: {value:.4f}" +

@@ -1,0 +1,61 @@
+"""The evidence reading: 'unstable' only on evidence, flat noise reads 'noise only', a saturating curve is never
+'unstable', a clearly growing oscillation is (seeded grids over noise levels)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.p1 import laws
+from rlvr_dynamics.runs import response_laws as rl
+from rlvr_dynamics.runs.reading import NOISE_ONLY_CEILING, read_dynamics
+
+T = np.arange(1, 301, dtype=float)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sigma", [0.01, 0.05, 0.15])
+def test_saturating_curve_is_never_unstable(seed, sigma):
+    rng = np.random.default_rng(seed)
+    clean = laws.three_phase(T - 1, 0.1, 0.8, 40.0 + 10 * seed, 8.0)
+    r = read_dynamics(T, clean + rng.normal(0, sigma, T.size), reward_bounds=(-1.0, 2.0))
+    assert r.verdict != "unstable", r.reason
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_flat_noise_reads_noise_only(seed):
+    y = np.random.default_rng(seed).normal(0.5, 0.1, T.size)
+    r = read_dynamics(T, y)
+    assert r.verdict == "noise only"
+    assert r.evidence["noise_ceiling"] < NOISE_ONLY_CEILING
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("sigma", [0.01, 0.03])
+def test_clearly_growing_oscillation_reads_unstable(seed, sigma):
+    rng = np.random.default_rng(seed)
+    omega = 2 * math.pi / 50                     # 6 periods in 300 steps, amplitude ×e^3 over the run
+    y = 0.5 - 0.02 * np.exp(3 * (T - 1) / 300) * np.cos(omega * (T - 1)) + rng.normal(0, sigma, T.size)
+    r = read_dynamics(T, y)
+    assert r.verdict == "unstable", r.reason
+    assert r.regime == "growing" and r.damping_ratio < 0
+    assert r.evidence["period"] == pytest.approx(50, rel=0.1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_growing_fit_without_evidence_is_not_unstable(seed):
+    """A noisy rise-and-hold whose free oscillatory fit grows (ζ < 0) is read from a stable law, never unstable."""
+    rng = np.random.default_rng(100 + seed)
+    y = laws.single_exponential(T - 1, 0.0, 1.0, 30.0) + rng.normal(0, 0.3, T.size)
+    fits = rl.fit_response_laws(T, y)
+    r = read_dynamics(T, y, fits=fits)
+    assert r.verdict in ("stable", "undetermined", "noise only")
+    if fits["oscillatory"].regime == "growing":
+        assert r.regime != "growing"
+
+
+def test_too_few_points_and_bad_input():
+    assert read_dynamics(np.arange(10.0), np.linspace(0, 1, 10)).verdict == "undetermined"
+    with pytest.raises(ValueError, match="steps and reward"):
+        read_dynamics(np.arange(10.0), np.arange(9.0))
