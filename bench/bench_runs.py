@@ -212,11 +212,39 @@ def book_figures(folder: str) -> None:
         print(f"wrote {out / name}")
 
 
+def issue19_speed() -> None:
+    """Issue 19 item 5: seconds per log for fit + forecast + diagnosis with P1's reference fit (target ≤ 0.5 s),
+    wall time of `rlvr-dynamics --help` (≤ 0.4 s) and of `rlvr-dynamics fit <shared folder>` (15 logs, ≤ 3 s)."""
+    import subprocess
+    import sys
+
+    from rlvr_dynamics.runs.report import fit_run
+
+    per = []
+    for path in sorted(SHARED.glob("*.csv")):
+        log = load_log(path)
+        steps = log.reward_curve()[0]
+        fit_run(log, forecast_steps=[int(steps[-1] * 1.1)])  # warm
+        t0 = time.perf_counter()
+        fit_run(log, forecast_steps=[int(steps[-1] * 1.1)])
+        per.append(time.perf_counter() - t0)
+    print(f"(e) fit+forecast+diagnose with P1's reference fit, per shared log: median {np.median(per):.3f} s, "
+          f"max {max(per):.3f} s (target ≤ 0.5 s)")
+    exe = [sys.executable, "-m", "rlvr_dynamics.cli"]
+    for label, cmd, target in (("--help", [*exe, "--help"], 0.4), ("fit <15 shared logs>", [*exe, "fit", str(SHARED)],
+                                                                      3.0)):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=False)
+        print(f"    rlvr-dynamics {label}: {time.perf_counter() - t0:.2f} s wall (target ≤ {target} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skip-dev", action="store_true", help="skip the development-set calibration (≈ 1 min)")
     ap.add_argument("--figures", metavar="DIR", help="only write the figures of book/diagnose.md into DIR")
     args = ap.parse_args()
+    if SHARED.exists():
+        issue19_speed()
     if args.figures:
         book_figures(args.figures)
         return
