@@ -32,30 +32,54 @@ def _evals(values_at):
     return e
 
 
-def test_hacking_fires_when_eval_stays_flat_and_not_when_it_follows():
-    flat = dg.detect_reward_hacking(_log(eval_reward=_evals(lambda s: np.full(s.size, 0.2))))
-    assert flat.fired and flat.detail["ratio"] < 0.5
-    assert 20 <= flat.step <= 60          # once the training reward has risen by δ, two evaluations in a row
+def test_hacking_fires_when_eval_falls_not_when_a_greedy_eval_starts_higher_and_stays():
+    falling = dg.detect_reward_hacking(_log(eval_reward=_evals(lambda s: 0.6 - 0.4 * s / N)))
+    assert falling.fired and falling.detail["eval"] < falling.detail["eval_peak"] - falling.detail["drop_min"]
+    # a greedy evaluation above the sampled reward that saturates at once: no ratio of gains, no alarm
+    greedy = dg.detect_reward_hacking(_log(eval_reward=_evals(lambda s: np.full(s.size, 0.9))))
+    assert greedy.available and not greedy.fired
     coupled = dg.detect_reward_hacking(_log(eval_reward=_evals(lambda s: 0.2 + 0.4 * (1 - np.exp(-s / 40)))))
     assert coupled.available and not coupled.fired
 
 
-def test_project_metrics_repeat_the_last_evaluation_which_counts_once():
-    e = np.repeat(np.full(20, 0.2), 10)
-    es = np.repeat(STEPS[::10], 10).astype(float)
-    d = dg.detect_reward_hacking(_log(eval_reward=e, eval_step=es))
-    assert d.fired and int(d.step) % 10 == 1   # fires on a row where a new evaluation arrived
+def test_hacking_from_a_correctness_sub_reward_that_falls_while_format_rises():
+    fmt = 2.0 * (1 - np.exp(-STEPS / 20))
+    corr = np.where(STEPS < 80, 0.5, 0.5 - 0.4 * (STEPS - 80) / 120) + RNG.normal(0, 0.01, N)
+    d = dg.detect_reward_hacking(_log(reward=fmt + corr, **{"rewards/format": fmt, "rewards/correctness": corr}))
+    assert d.fired and d.events[0]["kind"] == "rewards/correctness fell" and 80 < d.step < 140
+    flat = dg.detect_reward_hacking(_log(reward=fmt + 0.5, **{"rewards/format": fmt,
+                                                               "rewards/correctness": np.full(N, 0.5)}))
+    assert flat.available and not flat.fired
+
+
+def test_noise_window_is_the_closed_form():
+    # k = ceil((2σ/effect)²): σ = 0.2, effect 0.1 → 16; clipped to [3, 100]
+    assert dg.noise_window(np.array([0.2, 0.01, 5.0]), 0.1).tolist() == [16, 3, 100]
+
+
+def test_causal_sigma_is_step_sigma_of_the_prefix_at_its_checkpoints():
+    y = RNG.normal(0, 0.3, 100)
+    s = dg.causal_sigma(y)
+    assert np.isnan(s[:7]).all()
+    assert s[7] == pytest.approx(dg.step_sigma(y[:8])) and s[9] == pytest.approx(dg.step_sigma(y[:10]))
+    assert s[10] == s[9]          # held until the next checkpoint (⌈10·1.25⌉ = 13 values)
+    assert s[12] == pytest.approx(dg.step_sigma(y[:13]))
 
 
 def test_degeneracy_needs_a_sustained_fraction_and_a_not_collapsed_entropy():
-    frac = np.where(STEPS > 100, 0.8, 0.2)
+    frac = np.where(STEPS > 100, 0.95, 0.2)
     d = dg.detect_advantage_degeneracy(_log(frac_reward_zero_std=frac, entropy=np.full(N, 0.6)))
-    w, k = dg._window(N)
-    # the smoothed fraction (mean of the last k) exceeds 0.5 once m > k/2 of them are 0.8 (strictly), i.e. at
-    # step 100 + ⌊k/2⌋ + 1; it must then hold for k rows in a row
-    assert d.fired and d.step == 100 + math.floor(k * 0.3 / 0.6) + 1 + k - 1
+    assert d.fired and 100 < d.step <= 100 + 2 * dg.K_MAX
     conc = dg.detect_advantage_degeneracy(_log(frac_reward_zero_std=frac, entropy=0.6 * np.exp(-STEPS / 20)))
     assert not conc.fired   # zero-variance groups caused by a concentrated policy are the other detector's
+
+
+def test_degeneracy_from_trl_reward_std_zero_at_one_prompt_and_the_upper_bound_gate():
+    std = np.where(STEPS > 100, 0.0, 0.4)
+    d = dg.detect_advantage_degeneracy(_log(reward_std=std))
+    assert d.available and d.fired and "reward_std == 0" in d.signal and d.step > 100
+    solved = _log(reward=np.full(N, 0.99), reward_std=std)          # every group all-correct: a solved task
+    assert not dg.detect_advantage_degeneracy(solved, reward_bounds=(0.0, 1.0)).fired
 
 
 def test_concentration_fires_on_entropy_and_spread_falling_together():
@@ -65,22 +89,77 @@ def test_concentration_fires_on_entropy_and_spread_falling_together():
     assert d.fired and d.detail["entropy_ratio"] < 0.25
     quiet = dg.detect_policy_concentration(_log(entropy=0.6 - 0.1 * STEPS / N, group_distinct_frac=np.full(N, 0.5)))
     assert not quiet.fired
+    near_bound = _log(reward=np.full(N, 0.97), entropy=h, group_distinct_frac=spread)
+    assert not dg.detect_policy_concentration(near_bound, reward_bounds=(0.0, 1.0)).fired
 
 
 def test_instability_from_grad_norm_growth_or_clipping():
     g = np.where(STEPS < 80, 1.0, np.exp((STEPS - 80) / 10)) * (1 + RNG.normal(0, 0.05, N))
-    d = dg.detect_dynamical_instability(_log(grad_norm=g))
+    d = dg.detect_dynamical_instability(_log(grad_norm=g), reading=False)
     assert d.fired and 96 <= d.step <= 130
-    c = dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.where(STEPS > 50, 0.35, 0.01)))
+    c = dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.where(STEPS > 50, 0.35, 0.01)),
+                                        reading=False)
     assert c.fired and "(b)" in c.detail["reasons"][0]
-    assert not dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.full(N, 0.01))).fired
+    assert not dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.full(N, 0.01)),
+                                               reading=False).fired
+    # TRL num_iterations=1: the clip ratio is always 0 and is not used
+    zero = dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.zeros(N)), reading=False)
+    assert "clip_ratio" not in zero.signal and not zero.fired
 
 
-def test_collapse_warning_comes_before_the_collapse():
+def test_instability_from_a_growing_reward_envelope():
+    rng = np.random.default_rng(3)
+    noise = rng.normal(0, 0.02, N) * np.where(STEPS > 120, 8.0, 1.0)
+    d = dg.detect_dynamical_instability(_log(reward=0.5 + noise), reading=False)
+    assert d.fired and "(e)" in d.detail["reasons"][0] and 120 < d.step <= 135
+
+
+def test_collapse_warning_comes_before_the_collapse_and_rearms():
     r = np.where(STEPS < 100, 0.2 + 0.5 * STEPS / 100, 0.7 - 0.7 * (STEPS - 100) / 60)
     d = dg.detect_collapse(_log(reward=np.clip(r, 0, 1) + RNG.normal(0, 0.01, N)), reward_bounds=(0.0, 1.0))
     assert d.fired and d.detail["collapse_step"] is not None and d.detail["lead_steps"] > 0
     assert not dg.detect_collapse(_log(), reward_bounds=(0.0, 1.0)).fired
+    dip = 0.7 - 0.35 * ((STEPS > 60) & (STEPS < 80)) - 0.35 * (STEPS > 150)      # dip, recovery, then collapse
+    two = dg.detect_collapse(_log(reward=dip + RNG.normal(0, 0.01, N)), reward_bounds=(0.0, 1.0))
+    steps = [e["step"] for e in two.events]
+    assert len(steps) == 2 and 60 < steps[0] < 80 and 150 < steps[1] < 170 and two.step == steps[0]
+
+
+def test_detectors_are_causal_every_prefix_gives_the_same_events():
+    rng = np.random.default_rng(5)
+    r = np.where(STEPS < 120, 0.2 + 0.5 * (1 - np.exp(-STEPS / 30)), 0.7 * np.exp(-(STEPS - 120) / 15))
+    log = _log(reward=r + rng.normal(0, 0.05, N), entropy=0.6 * (1 + (STEPS > 110) * (STEPS - 110) / 20),
+               grad_norm=np.exp(rng.normal(0, 0.1, N)) * (1 + 5 * (STEPS > 110)),
+               frac_reward_zero_std=np.where(STEPS > 150, 0.9, 0.2))
+    full = dg.diagnose(log, reward_bounds=(0.0, 1.0), reading=False)
+    assert full["collapse_warning"].fired
+    for cut in (60, 115, 130, 170):
+        part = RunLog("p", log.steps[:cut], {k: v[:cut] for k, v in log.series.items()}, "reward")
+        pre = dg.diagnose(part, reward_bounds=(0.0, 1.0), reading=False)
+        for name in dg.DETECTORS:
+            want = [e["step"] for e in full[name].events if e["step"] <= log.steps[cut - 1]]
+            assert [e["step"] for e in pre[name].events] == want, (name, cut)
+
+
+def test_metric_aliases_of_verl_openrlhf_and_older_verl():
+    h = 0.6 * np.exp(-STEPS / 40)
+    for col in ("actor/entropy_loss", "policy_entropy"):
+        assert dg.detect_policy_concentration(_log(**{col: h})).available
+
+
+def test_all_detectors_on_a_1000_step_log_take_under_50_ms():
+    import time
+    n = 1000
+    s = np.arange(1, n + 1)
+    rng = np.random.default_rng(0)
+    series = {"reward": 0.3 + 0.4 * (1 - np.exp(-s / 200)) + rng.normal(0, 0.1, n), "entropy": np.full(n, 0.5),
+              "grad_norm": np.exp(rng.normal(0, 0.2, n)), "kl": 0.01 * s / n, "reward_std": rng.uniform(0, 0.4, n),
+              "completions/clipped_ratio": np.zeros(n)}
+    log = RunLog("x", s, series, "reward")
+    dg.diagnose(log, reading=False)
+    t = time.perf_counter()
+    dg.diagnose(log, reading=False)
+    assert time.perf_counter() - t < 0.5     # generous here (shared CPU); the bench measures the 50 ms target
 
 
 def test_missing_series_are_reported_not_silently_quiet():

@@ -1,51 +1,83 @@
 """P1's four diagnostics (P1-C13, P1 spec §4) and a collapse early warning, from the series a GRPO run logs [D].
 
-Every detector states its signal and threshold here; they were written down before any detector was run on a log
-(the project's failure-induced runs ``data/runs/p1-fail-*`` or ``../shared/grpo_logs``) and were not changed after.
-Window: ``W = max(6, round(0.1·n))`` logged steps; "smoothed" = trailing mean over ``max(3, W // 2)`` logged
-values; "sustained" = the condition holds for ``max(3, W // 2)`` consecutive logged values, and the detector
-fires at the step where that run of values is complete (so the step reported is when you could have known).
+Rules (issue 19 item 4; written here before any scoring on the corpus test split, tuned on ``split="dev"`` only).
+
+**Causal.** Every quantity at a logged row uses only rows up to it (trailing windows, running maxima, a step noise σ
+re-estimated on the prefix), so :func:`diagnose` on any prefix of a log reports exactly the events of the full log
+up to that prefix; the live :class:`~.live.RunDoctor` relies on it. Exceptions, marked (whole-prefix readings):
+instability (c) and (d), which read a fit of the whole prefix and fire at its last step.
+
+**Step noise and windows.** σ_t = :func:`~.noise.step_sigma` (robust, from first differences) of the series' values
+up to row t, re-estimated when the count of values reaches ⌈8·1.25^j⌉ and held in between (no events before 8
+values). A smoothing window is long enough that the smoothed noise is small against the effect looked for:
+``k = clip(⌈(Z_WINDOW·σ_t / effect)²⌉, K_MIN, K_MAX)`` with Z_WINDOW = 2, K_MIN = 3, K_MAX = 100 — σ/√k ≤ effect/2.
+A row fires only once it has 2k values behind it (a baseline window and a test window). "Sustained" = the
+condition holds on ``k`` consecutive rows; the event is the row that completes them (when you could have known).
+
+**Events re-arm.** A detector reports every event (``Detection.events``, each a dict with ``step`` and the numbers
+at it); ``Detection.step`` is the first. After an event the detector is disarmed until its re-arm condition holds
+(the condition false again on k consecutive rows, or the collapse warning's recovery), then fires again.
+
+**Reward-bound gate.** Concentration and degeneracy do not fire while the smoothed reward is within
+GATE_FRACTION = 10 % of the bound width below the upper reward bound (a solved task is not a failure). Bounds: the
+declared ``reward_bounds``; else (0, 1) on the rows where every reward so far lies in [0, 1] (causal); else no gate.
 
 =========================  ===================================================  =====================================
 detector                   signal                                               fires when
 =========================  ===================================================  =====================================
-``reward_hacking``         training reward R vs held-out / strict evaluation    at 2 consecutive evaluations:
-                           reward E (``eval_reward``, ``val/…``); ΔR = smoothed  ΔR > δ and ΔE < 0.5·ΔR
-                           R at the evaluation − mean R over the first W;       (spec: ρ_W = ΔE/ΔR < 0.5 while
-                           ΔE = mean of the last two evaluations − the first    ΔR > 0); δ = max(3σ_R·√(2/W),
-                                                                                0.05·max|R|)
-``advantage_degeneracy``   fraction of groups with zero reward std              smoothed fraction > 0.5, sustained,
-                           (TRL ``frac_reward_zero_std``)                       while the policy is not concentrated
-                                                                                (smoothed entropy ≥ 25 % of its
-                                                                                initial value, when logged): the
-                                                                                prompts, not the policy, stopped
-                                                                                giving signal
+``reward_hacking``         training reward R (smoothed, effect = 0.1·scale)     at 2 consecutive evaluations /
+                           vs (i) a held-out / strict evaluation E (``eval_…``, rows: R has risen, S_R − R₀ > δ_R =
+                           ``val/…``), rows where a new evaluation arrived;     3σ_R√(2/k), while the evaluation
+                           (ii) a correctness sub-reward C (``rewards/<name>``  FELL: mean of the last 2 E < running
+                           with correct/answer/accura/exact in the name) when   max of such means − δ_E, δ_E =
+                                                                                max(3σ_E/√2,
+                           format sub-rewards are logged too                    0.05·scale_E); (ii) smoothed C <
+                                                                                its running peak − δ_C (same rule
+                                                                                on C's own σ, window), sustained k.
+                                                                                A greedy eval that starts higher or
+                                                                                saturates never fires (no ratio of
+                                                                                sampled vs greedy gains)
+``advantage_degeneracy``   fraction f of groups with zero reward std: TRL's     smoothed f > 0.5 (window: effect
+                           ``frac_reward_zero_std``; else 1[reward_std == 0]    0.25), sustained, while entropy ≥
+                           from TRL/Unsloth ``reward_std`` (the mean of the     25 % of its initial (first-k) mean
+                           per-group stds: 0 ⇔ every group degenerate, so the   when logged, and not at the upper
+                           indicator is the fraction exactly at 1 prompt per    bound (gate). Not verl's
+                           step and a lower bound of it at more; a smoothed     ``critic/score/std`` (a batch std)
+                           lower bound above 0.5 implies f > 0.5)
 ``policy_concentration``   mean token entropy H and within-group spread S       smoothed H < 0.25·H₀ (H₀: mean of
-                           (``group_distinct_frac``, else ``group_reward_std``, the first W/2 values) and smoothed
-                           else ``reward_std``)                                 S < 0.75 × its running maximum,
-                                                                                sustained
-``dynamical_instability``  (a) gradient norm g; (b) clip fraction c;            (a) smoothed g ≥ 5 × its initial
-                           (c) the stability margin ηK·K_ref/(1−μ) implied by   median and rising (trailing log-
-                           the reward fit and K_ref; (d) the fitted damping     slope > 0), sustained; (b) smoothed
-                           ratio ζ of the reward                                c > 0.2, sustained; (c) the margin's
-                                                                                80 % interval lies above 1; (d) the
-                                                                                preferred law is ``growing`` and
-                                                                                reliable with ζ's 80 % interval
-                                                                                below 0 (fires where the envelope
-                                                                                has doubled: t₀ + ln2/|a|)
-``collapse_warning``       smoothed reward S, its running peak P and floor F    early warning: S < P − 0.2·(P − F),
-                           (the lower reward bound, else the smoothed minimum   the trailing-W slope of R has a
-                           over the first W); collapse = S < F + 0.5·(P − F)    t-statistic < −2 and P − F > δ;
-                           (half the gain lost: the project's 0.5 rule)         the collapse step is reported too
+                           (``group_distinct_frac``, else ``group_reward_std``, the first k values; window effect
+                           else TRL ``reward_std``)                             0.25·H₀) and smoothed S < 0.75 ×
+                                                                                its running max, sustained, not at
+                                                                                the upper bound (gate)
+``dynamical_instability``  (a) grad norm g; (b) clip fraction c (only when      (a) smoothed log g ≥ log 5 + log g₀
+                           ever non-zero: TRL num_iterations=1 logs 0);         (g₀: median of the first k) and
+                           (e) |Δreward| envelope; (f) KL; (g) entropy;         rising (trailing slope > 0),
+                           (c) stability margin ηK·K_ref/(1−μ) from the fit     sustained; (b) smoothed c > 0.2,
+                           and K_ref; (d) :func:`~.reading.read_dynamics`       sustained; (e) trailing std of Δr
+                                                                                over 10 rows ≥ 3·max(√2·σ of the
+                                                                                first half of the prefix, 0.01 ×
+                                                                                running range), sustained; (f) smoothed
+                                                                                KL ≥ 10 × its value k rows earlier
+                                                                                and > 0.01 (log-KL), sustained;
+                                                                                (g) smoothed H ≥ 2 × its running
+                                                                                min after the first 2k rows,
+                                                                                sustained; (c) the margin's 80 %
+                                                                                interval above 1; (d) verdict
+                                                                                ``unstable`` ((c), (d): whole-prefix
+                                                                                readings, fire at the last step)
+``collapse_warning``       smoothed reward S (window for effect                 S < P − 0.2·G with G = P − F >
+                           0.2·gain, two passes), its running peak P, floor F   3σ√(2/k) and the trailing slope of
+                           (lower reward bound, else the running min of S up    R over max(k, 5) rows has t < −2;
+                           to the peak)                                         re-arms once S ≥ P − 0.1·G
 =========================  ===================================================  =====================================
 
-A detector whose series the log lacks reports ``available=False`` (not a silent "no").
+A detector whose series the log lacks reports ``available=False`` (not a silent "no"). ``detail["collapse_step"]``
+of the collapse warning keeps the project's earlier collapse rule unchanged (window W = max(6, round(0.1·n)),
+trailing mean over max(3, W//2), floor = the lower bound or the smoothed minimum over the first W, collapse = S <
+F + 0.5·(P − F)), because :mod:`rlvr_dynamics.grpo.pilot` judged its committed pilots with it.
 
-Change after the first run on the committed failure runs (an implementation bug; no signal or threshold changed):
-the project's ``metrics.csv`` repeats the last evaluation on every row, so "two consecutive evaluations" were two
-consecutive rows; evaluations are now the rows where ``eval_step`` changes. The matrix before this fix is kept in
-``book/diagnose.md``. Known limit: the collapse detector tracks its peak from the first full smoothing window, so a
-collapse within the first W/2 steps (``p1-fail-instability-lr``) is invisible to it.
+Metric names: the column tables below cover TRL, Unsloth (TRL ≤ 0.15 names), verl (``actor/…``, ``critic/…``,
+``response_length/…``, older ``actor/entropy_loss``) and OpenRLHF (``policy_entropy``, ``kl``, ``response_length``).
 """
 from __future__ import annotations
 
@@ -61,13 +93,37 @@ from .noise import step_sigma
 DETECTORS = ("reward_hacking", "advantage_degeneracy", "policy_concentration", "dynamical_instability",
              "collapse_warning")
 """Detector names, in report order."""
-HACKING_RATIO = 0.5
-DEGENERACY_FRACTION = 0.5
+Z_WINDOW = 2.0
+K_MIN = 3
+K_MAX = 100
+SIGMA_FIRST = 8
+SIGMA_GROWTH = 1.25
+GATE_FRACTION = 0.1
+HACKING_EFFECT = 0.1
+HACKING_Z = 3.0
+HACKING_MIN_DROP = 0.05
+DEGENERACY_FRACTION = 0.75
+DEGENERACY_EFFECT = 0.25
 CONCENTRATION_ENTROPY = 0.25
 CONCENTRATION_SPREAD = 0.75
 GRAD_NORM_GROWTH = 5.0
 CLIP_FRACTION = 0.2
-WARNING_DROP = 0.2
+ENVELOPE_GROWTH = 3.0
+ENVELOPE_WINDOW = 10
+ENVELOPE_FLOOR = 0.01
+KL_JUMP = 10.0
+KL_FLOOR = 0.01
+ENTROPY_BLOWUP = 2.0
+WARNING_DROP = 0.3
+WARNING_Z = 4.0
+PEAK_WINDOW = 4
+PRECURSOR_DROP = 0.1
+PRECURSOR_COUNT = 2
+PRECURSOR_ENTROPY = 1.5
+PRECURSOR_CLIPPED = 0.5
+PRECURSOR_GRAD = 3.0
+WARNING_REARM = 0.1
+WARNING_GAIN_Z = 3.0
 WARNING_T = -2.0
 COLLAPSE_FRACTION = 0.5
 
@@ -76,10 +132,20 @@ EVAL_COLUMNS = ("eval_reward", "eval/reward", "eval_accuracy", "eval/accuracy", 
 """Held-out or strict evaluation reward, tried in order (then any column starting ``val`` or ``eval`` with
 ``reward``, ``score`` or ``acc`` in its name)."""
 ZERO_STD_COLUMNS = ("frac_reward_zero_std", "train/frac_reward_zero_std")
-ENTROPY_COLUMNS = ("entropy", "actor/entropy", "train/entropy")
+GROUP_STD_COLUMNS = ("reward_std", "train/reward_std")
+"""TRL/Unsloth ``reward_std``: the mean over groups of the within-group std (0 ⇔ every group degenerate)."""
+ENTROPY_COLUMNS = ("entropy", "actor/entropy", "train/entropy", "actor/entropy_loss", "policy_entropy",
+                   "train/policy_entropy")
 SPREAD_COLUMNS = ("group_distinct_frac", "group_reward_std", "reward_std", "train/reward_std")
 GRAD_COLUMNS = ("grad_norm", "actor/grad_norm", "train/grad_norm")
-CLIP_COLUMNS = ("clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "train/clip_ratio/region_mean")
+CLIP_COLUMNS = ("clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "train/clip_ratio/region_mean",
+                "train/clip_ratio")
+CLIPPED_COLUMNS = ("completions/clipped_ratio", "train/completions/clipped_ratio", "response_length/clip_ratio",
+                   "train/response_length/clip_ratio")
+"""Share of completions cut at the length cap (TRL ``completions/clipped_ratio``, verl ``response_length/clip_ratio``)."""
+KL_COLUMNS = ("kl", "train/kl", "actor/ppo_kl", "actor/kl_loss", "objective/kl")
+CORRECTNESS_WORDS = ("correct", "answer", "accura", "exact")
+FORMAT_WORDS = ("format", "xml", "strict", "soft", "int_reward", "number")
 
 
 @dataclass
@@ -91,17 +157,19 @@ class Detection:
     """False when the log lacks the series the detector needs."""
     fired: bool
     step: int | None
-    """Step at which it fired (None if it did not)."""
+    """Step of the first event (None if it did not fire)."""
     signal: str
     """What was measured (columns used)."""
     threshold: str
     """The rule."""
     detail: dict[str, Any] = field(default_factory=dict)
-    """Values at the firing step or summary values."""
+    """Values at the first event or summary values."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Every event (the detector re-arms): dicts with ``step`` and the numbers at it, in step order."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"available": self.available, "fired": self.fired, "step": self.step, "signal": self.signal,
-                "threshold": self.threshold, "detail": _clean(self.detail)}
+                "threshold": self.threshold, "detail": _clean(self.detail), "events": _clean(self.events)}
 
 
 def _clean(obj):
@@ -111,11 +179,23 @@ def _clean(obj):
         return [_clean(v) for v in obj]
     if isinstance(obj, (np.floating, float)):
         return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
+    if isinstance(obj, (np.integer, np.bool_)):
+        return obj.item()
     return obj
 
 
+def _quiet(name: str, signal: str, thr: str, detail: dict | None = None) -> Detection:
+    return Detection(name, True, False, None, signal, thr, detail or {})
+
+
+def _result(name: str, signal: str, thr: str, events: list[dict], detail: dict | None = None) -> Detection:
+    events = sorted(events, key=lambda e: e["step"])
+    if not events:
+        return _quiet(name, signal, thr, detail)
+    return Detection(name, True, True, int(events[0]["step"]), signal, thr, {**(detail or {}), **events[0]}, events)
+
+
+# ---------------------------------------------------------------------------------------------- column lookup
 def _column(log: RunLog, names) -> tuple[str | None, np.ndarray | None]:
     for name in names:
         if name in log.series and np.isfinite(log.series[name]).sum() >= 3:
@@ -130,7 +210,7 @@ def _eval_column(log: RunLog):
     for col in sorted(log.series):
         low = col.lower()
         if (low.startswith("val") or low.startswith("eval")) and any(k in low for k in ("reward", "score", "acc")) \
-                and "std" not in low and np.isfinite(log.series[col]).sum() >= 3:
+                and "std" not in low and "sampled" not in low and np.isfinite(log.series[col]).sum() >= 3:
             return col, log.series[col]
     return None, None
 
@@ -146,239 +226,519 @@ def _evaluation_rows(log: RunLog, e: np.ndarray) -> np.ndarray:
     return np.flatnonzero(ok)
 
 
-def _smooth(y: np.ndarray, k: int) -> np.ndarray:
-    """Trailing mean over the last k finite values at each finite position (NaN elsewhere)."""
-    out = np.full(y.shape, np.nan)
-    idx = np.flatnonzero(np.isfinite(y))
-    v = y[idx]
-    c = np.cumsum(np.insert(v, 0, 0.0))
-    j = np.arange(1, v.size + 1)
-    lo = np.maximum(0, j - k)
-    out[idx] = (c[j] - c[lo]) / (j - lo)
+def _sub_rewards(log: RunLog) -> tuple[list[str], list[str]]:
+    """(correctness, format) sub-reward columns: ``rewards/<name>`` or ``rewards/<name>/mean`` (TRL, Unsloth)."""
+    corr, fmt = [], []
+    for col in sorted(log.series):
+        low = col.lower()
+        if not low.startswith(("rewards/", "train/rewards/")) or low.endswith("/std") or low.endswith("rewards/mean"):
+            continue
+        if np.isfinite(log.series[col]).sum() < 3:
+            continue
+        if any(w in low for w in CORRECTNESS_WORDS):
+            corr.append(col)
+        elif any(w in low for w in FORMAT_WORDS):
+            fmt.append(col)
+    return corr, fmt
+
+
+# ------------------------------------------------------------------------------------------ causal statistics
+def causal_sigma(y: np.ndarray) -> np.ndarray:
+    """σ_t of the module docstring: :func:`~.noise.step_sigma` of ``y[:m]`` at m = ⌈SIGMA_FIRST·SIGMA_GROWTH^j⌉
+    values, held until the next such m; NaN before SIGMA_FIRST values. ``y``: finite values only."""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    out = np.full(n, np.nan)
+    m = SIGMA_FIRST
+    while m <= n:
+        nxt = max(m + 1, int(math.ceil(m * SIGMA_GROWTH)))
+        out[m - 1:min(nxt - 1, n)] = step_sigma(y[:m])
+        m = nxt
     return out
 
 
-def _sustained(cond: np.ndarray, valid: np.ndarray, k: int) -> int | None:
-    """Index where ``cond`` has held for k consecutive valid positions (None if never)."""
-    run = 0
-    for i in np.flatnonzero(valid):
-        run = run + 1 if cond[i] else 0
-        if run >= k:
-            return int(i)
-    return None
+def noise_window(sigma, effect, *, z: float = Z_WINDOW, k_min: int = K_MIN, k_max: int = K_MAX) -> np.ndarray:
+    """Smoothing window k = clip(⌈(z·σ/effect)²⌉, k_min, k_max): the trailing mean of k values has noise σ/√k ≤
+    effect/z. NaN σ or a non-positive effect gives k_max (nothing can be seen)."""
+    sigma = np.asarray(sigma, dtype=float)
+    effect = np.broadcast_to(np.asarray(effect, dtype=float), sigma.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.ceil((z * sigma / effect) ** 2)
+    k = np.where(np.isfinite(k) & (effect > 0), k, k_max)
+    return np.clip(k, k_min, k_max).astype(int)
 
 
-def _window(n: int) -> tuple[int, int]:
-    w = max(6, int(round(0.1 * n)))
-    return w, max(3, w // 2)
+def _trailing_mean(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Mean of y[i−k_i+1 … i] (fewer at the start: ``_full`` tells where the window is complete)."""
+    c = np.concatenate([[0.0], np.cumsum(y)])
+    j = np.arange(1, y.size + 1)
+    lo = np.maximum(0, j - k)
+    return (c[j] - c[lo]) / (j - lo)
 
 
-def _initial(y: np.ndarray, k: int) -> float:
-    v = y[np.isfinite(y)][:k]
-    return float(np.mean(v)) if v.size else math.nan
+def _full(k: np.ndarray, factor: int = 2) -> np.ndarray:
+    """Rows with at least factor·k values behind them (a baseline and a test window)."""
+    return np.arange(1, k.size + 1) >= factor * k
 
 
-def detect_reward_hacking(log: RunLog) -> Detection:
-    thr = (f"ΔE < {HACKING_RATIO}·ΔR while ΔR > δ = max(3σ_R·√(2/W), 0.05·max|R|), at 2 consecutive evaluations")
-    ename, e = _eval_column(log)
-    if ename is None:
-        return Detection("reward_hacking", False, False, None, "no held-out/strict evaluation reward logged", thr)
-    r = log.reward
-    n = int(np.isfinite(r).sum())
-    w, k = _window(n)
-    rs = _smooth(r, k)
-    r0 = _initial(r, w)
-    sigma = step_sigma(r)
-    delta_min = max(3 * sigma * math.sqrt(2 / w), 0.05 * float(np.nanmax(np.abs(r))))
-    eidx = _evaluation_rows(log, e)
-    if eidx.size < 3:
-        return Detection("reward_hacking", False, False, None, f"fewer than 3 evaluations in {ename}", thr)
-    e0 = float(e[eidx[0]])
-    streak = 0
-    for j in range(1, eidx.size):
-        i = eidx[j]
-        de = float(np.mean(e[eidx[max(1, j - 1):j + 1]])) - e0
-        # training reward at (or just before) this evaluation
-        ri = rs[: i + 1][np.isfinite(rs[: i + 1])]
-        if ri.size == 0:
-            continue
-        dr = float(ri[-1]) - r0
-        cond = dr > delta_min and de < HACKING_RATIO * dr
-        streak = streak + 1 if cond else 0
-        if streak >= 2:
-            return Detection("reward_hacking", True, True, int(log.steps[i]), f"{log.reward_column} vs {ename}", thr,
-                             {"delta_train": dr, "delta_eval": de, "ratio": de / dr, "delta_min": delta_min})
-    return Detection("reward_hacking", True, False, None, f"{log.reward_column} vs {ename}", thr,
-                     {"delta_min": delta_min})
+def _trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """t-statistic of the least-squares slope of y on its index over the trailing k_i rows (0 where k_i < 4)."""
+    n = y.size
+    x = np.arange(n, dtype=float)
+    cs = [np.concatenate([[0.0], np.cumsum(v)]) for v in (np.ones(n), x, y, x * x, x * y, y * y)]
+    j = np.arange(1, n + 1)
+    lo = np.maximum(0, j - k)
+    s0, sx, sy, sxx, sxy, syy = (c[j] - c[lo] for c in cs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vxx = sxx - sx * sx / s0
+        vxy = sxy - sx * sy / s0
+        vyy = syy - sy * sy / s0
+        b = vxy / vxx
+        res = np.maximum(vyy - b * vxy, 0.0)
+        se = np.sqrt(res / np.maximum(s0 - 2, 1) / vxx)
+        t = np.where(se > 0, b / se, np.sign(b) * np.inf)
+    return np.where((s0 >= 4) & np.isfinite(b), t, 0.0)
 
 
-def detect_advantage_degeneracy(log: RunLog) -> Detection:
-    thr = (f"smoothed zero-std fraction > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
-           f"{CONCENTRATION_ENTROPY:.0%} of its initial value")
-    name, f = _column(log, ZERO_STD_COLUMNS)
-    if name is None:
-        return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction logged", thr)
-    n = int(np.isfinite(log.reward).sum())
-    w, k = _window(n)
-    fs = _smooth(f, k)
-    cond = fs > DEGENERACY_FRACTION
-    hname, h = _column(log, ENTROPY_COLUMNS)
-    if hname is not None:
-        hs = _smooth(h, k)
-        h0 = _initial(h, k)
-        hs_ff = _ffill(hs)
-        cond &= ~(hs_ff < CONCENTRATION_ENTROPY * h0)
-    i = _sustained(cond, np.isfinite(fs), k)
-    sig = name + (f" (entropy: {hname})" if hname else "")
-    if i is None:
-        return Detection("advantage_degeneracy", True, False, None, sig, thr, {"max_smoothed": np.nanmax(fs)})
-    return Detection("advantage_degeneracy", True, True, int(log.steps[i]), sig, thr, {"fraction": fs[i]})
+def _events(cond: np.ndarray, sustain: np.ndarray | int, rearm: np.ndarray | None = None) -> list[int]:
+    """Rows where ``cond`` has held on ``sustain`` consecutive rows while armed; after an event the detector is
+    disarmed until ``rearm`` holds (default: ``cond`` false on ``sustain`` consecutive rows)."""
+    cond = np.asarray(cond, dtype=bool)
+    n = cond.size
+    sustain = np.broadcast_to(np.asarray(sustain, dtype=int), (n,))
+    # length of the run of True ending at each row
+    idx = np.arange(n)
+    last_false = np.maximum.accumulate(np.where(~cond, idx, -1))
+    run_true = idx - last_false
+    last_true = np.maximum.accumulate(np.where(cond, idx, -1))
+    run_false = idx - last_true
+    hit = cond & (run_true >= sustain)
+    re = (run_false >= sustain) if rearm is None else np.asarray(rearm, dtype=bool)
+    out, start = [], 0
+    while start < n:
+        h = np.flatnonzero(hit[start:])
+        if h.size == 0:
+            break
+        i = start + int(h[0])
+        out.append(i)
+        r = np.flatnonzero(re[i + 1:])
+        if r.size == 0:
+            break
+        start = i + 1 + int(r[0])
+    return out
 
 
 def _ffill(y: np.ndarray) -> np.ndarray:
-    out = y.copy()
-    last = np.nan
-    for i in range(out.size):
-        if np.isfinite(out[i]):
-            last = out[i]
-        else:
-            out[i] = last
-    return out
+    """Carry the last finite value forward (NaN before the first)."""
+    ok = np.isfinite(y)
+    pos = np.maximum.accumulate(np.where(ok, np.arange(y.size), -1))
+    return np.where(pos >= 0, y[np.maximum(pos, 0)], np.nan)
 
 
-def detect_policy_concentration(log: RunLog) -> Detection:
+def _on_rows(log: RunLog, y: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Values computed on y's finite rows, carried forward onto every row of the log."""
+    out = np.full(log.steps.size, np.nan)
+    out[np.isfinite(y)] = values
+    return _ffill(out)
+
+
+def _smoothed(y: np.ndarray, effect_fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(smoothed, k, σ) of the finite values of y with the noise-scaled window for ``effect_fn(σ)``."""
+    v = y[np.isfinite(y)]
+    sig = causal_sigma(v)
+    k = noise_window(sig, effect_fn(v, sig))
+    return _trailing_mean(v, k), k, sig
+
+
+def _upper_gate(log: RunLog, reward_bounds) -> np.ndarray:
+    """True on rows where the smoothed reward is within GATE_FRACTION of the upper reward bound (causal)."""
+    steps, r = log.reward_curve()
+    ok = np.isfinite(log.reward)
+    if reward_bounds is not None:
+        lo = np.full(r.size, float(reward_bounds[0]))
+        hi = np.full(r.size, float(reward_bounds[1]))
+    else:
+        unit = np.logical_and.accumulate((r >= 0) & (r <= 1))
+        lo, hi = np.where(unit, 0.0, np.nan), np.where(unit, 1.0, np.nan)
+    s, _, _ = _smoothed(r, lambda v, sig: np.full(v.size, GATE_FRACTION * (np.nanmax(hi) - np.nanmin(lo))
+                                                   if np.isfinite(hi).any() else np.nan))
+    near = np.where(np.isfinite(hi), s >= hi - GATE_FRACTION * (hi - lo), False)
+    out = np.zeros(log.steps.size)
+    out[ok] = near
+    return _ffill(np.where(ok, out, np.nan)) > 0.5
+
+
+# -------------------------------------------------------------------------------------------------- detectors
+def detect_reward_hacking(log: RunLog) -> Detection:
+    """Module table, ``reward_hacking``: the training reward rises while (i) the evaluation falls at two
+    consecutive evaluations or (ii) a correctness sub-reward falls below its running peak, sustained."""
+    thr = (f"R risen by δ_R = {HACKING_Z:g}σ_R√(2/k) while (i) the mean of the last 2 evaluations < their running max "
+           f"− max({HACKING_Z:g}σ_E/√2, {HACKING_MIN_DROP}·scale_E), at 2 consecutive evaluations, or (ii) a "
+           f"correctness sub-reward < its smoothed running peak − δ_C, sustained")
+    ename, e = _eval_column(log)
+    corr, fmt = _sub_rewards(log)
+    use_sub = bool(corr and fmt)
+    if ename is None and not use_sub:
+        return Detection("reward_hacking", False, False, None, "no held-out/strict evaluation reward or correctness "
+                         "+ format sub-rewards logged", thr)
+    r = log.reward
+    ok = np.isfinite(r)
+    rv = r[ok]
+    scale_r = _running_scale(rv)
+    rs, k, sig = _smoothed(r, lambda v, s: HACKING_EFFECT * scale_r)
+    kb = np.minimum(k, rv.size)
+    base = np.cumsum(rv)[kb - 1] / kb   # mean of the first k_i values
+    rise = rs - base
+    delta_r = HACKING_Z * sig * np.sqrt(2.0 / k)
+    risen = _full(k) & (rise > delta_r)
+    risen_rows = _on_rows(log, r, risen.astype(float)) > 0.5
+    rise_rows = _on_rows(log, r, rise)
+    events, signals = [], [log.reward_column]
+    if ename is not None:
+        eidx = _evaluation_rows(log, e)
+        if eidx.size >= 3:
+            signals.append(ename)
+            ev = e[eidx]
+            sig_e = causal_sigma(ev)
+            early = min(ev.size, SIGMA_FIRST - 1)
+            sig_e[:early] = [step_sigma(ev[:j + 1]) for j in range(early)]
+            recent = np.convolve(ev, [0.5, 0.5])[:ev.size]
+            recent[0] = ev[0]
+            peak = np.maximum.accumulate(recent)      # running max of the 2-evaluation means
+            scale_e = np.maximum.accumulate(np.abs(ev))
+            drop = np.maximum(HACKING_Z * sig_e / math.sqrt(2.0), HACKING_MIN_DROP * scale_e)
+            fell = (recent < peak - drop) & (np.arange(ev.size) >= 2) & risen_rows[eidx]
+            for j in _events(fell, 2):
+                i = int(eidx[j])
+                events.append({"step": int(log.steps[i]), "kind": "evaluation fell", "eval": recent[j],
+                               "eval_peak": peak[j], "drop_min": drop[j], "delta_train": rise_rows[i]})
+    if use_sub:
+        signals += corr
+        for col in corr:
+            c = log.series[col]
+            cv = c[np.isfinite(c)]
+            scale_c = _running_scale(cv)
+            cs, kc, sc = _smoothed(c, lambda v, s: HACKING_EFFECT * scale_c)
+            pk = np.maximum.accumulate(np.where(_full(kc), cs, -np.inf))
+            dc = HACKING_Z * sc * np.sqrt(2.0 / kc)
+            cond_c = _full(kc) & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * scale_c))
+            cond_rows = (_on_rows(log, c, cond_c.astype(float)) > 0.5) & risen_rows
+            kr = _on_rows(log, c, kc.astype(float))
+            for i in _events(cond_rows, np.nan_to_num(kr, nan=K_MAX).astype(int)):
+                events.append({"step": int(log.steps[i]), "kind": f"{col} fell", "delta_train": rise_rows[i]})
+    return _result("reward_hacking", " vs ".join(signals), thr, events)
+
+
+def _running_scale(v: np.ndarray) -> np.ndarray:
+    """Causal scale of a series: the running max − running min of its values (at least 1e-12)."""
+    return np.maximum(np.maximum.accumulate(v) - np.minimum.accumulate(v), 1e-12)
+
+
+def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
+    """Module table, ``advantage_degeneracy``."""
+    thr = (f"smoothed zero-std fraction > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
+           f"{CONCENTRATION_ENTROPY:.0%} of its initial value and the reward is not within {GATE_FRACTION:.0%} of "
+           f"its upper bound")
+    name, f = _column(log, ZERO_STD_COLUMNS)
+    if name is None:
+        sname, s = _column(log, GROUP_STD_COLUMNS)
+        if sname is None:
+            return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction or TRL "
+                             "reward_std logged", thr)
+        name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
+    fs, k, _ = _smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
+    cond = _full(k) & (fs > DEGENERACY_FRACTION)
+    cond_rows = _on_rows(log, f, cond.astype(float)) > 0.5
+    hname, h = _column(log, ENTROPY_COLUMNS)
+    if hname is not None:
+        hv = h[np.isfinite(h)]
+        h0 = float(np.mean(hv[:2 * K_MIN]))
+        hs, _, _ = _smoothed(h, lambda v, s: CONCENTRATION_ENTROPY * np.abs(h0))
+        collapsed = _on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
+        cond_rows &= ~collapsed
+    cond_rows &= ~_upper_gate(log, reward_bounds)
+    krows = np.nan_to_num(_on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
+    fs_rows = _on_rows(log, f, fs)
+    events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in _events(cond_rows, krows)]
+    sig = name + (f" (entropy: {hname})" if hname else "")
+    return _result("advantage_degeneracy", sig, thr, events, {"max_smoothed": float(np.nanmax(fs))})
+
+
+def detect_policy_concentration(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
+    """Module table, ``policy_concentration``."""
     thr = (f"smoothed entropy < {CONCENTRATION_ENTROPY}·initial and smoothed within-group spread < "
-           f"{CONCENTRATION_SPREAD} × its running maximum, sustained")
+           f"{CONCENTRATION_SPREAD} × its running maximum, sustained, not within {GATE_FRACTION:.0%} of the upper "
+           f"reward bound")
     hname, h = _column(log, ENTROPY_COLUMNS)
     if hname is None:
         return Detection("policy_concentration", False, False, None, "no entropy logged", thr)
-    n = int(np.isfinite(log.reward).sum())
-    w, k = _window(n)
-    hs = _smooth(h, k)
-    h0 = _initial(h, k)
-    cond = hs < CONCENTRATION_ENTROPY * h0
+    hv = h[np.isfinite(h)]
+    h0 = float(np.mean(hv[:2 * K_MIN]))
+    hs, k, _ = _smoothed(h, lambda v, s: np.full(v.size, CONCENTRATION_ENTROPY * abs(h0)))
+    cond = _full(k) & (hs < CONCENTRATION_ENTROPY * h0)
+    cond_rows = _on_rows(log, h, cond.astype(float)) > 0.5
     sname, s = _column(log, SPREAD_COLUMNS)
     if sname is not None:
-        ss = _ffill(_smooth(s, k))
-        peak = np.fmax.accumulate(np.where(np.isfinite(ss), ss, -np.inf))
-        cond &= ss < CONCENTRATION_SPREAD * peak
-    i = _sustained(cond, np.isfinite(hs), k)
+        ss, _, _ = _smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
+        peak = np.maximum.accumulate(ss)
+        cond_rows &= _on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
+    cond_rows &= ~_upper_gate(log, reward_bounds)
+    krows = np.nan_to_num(_on_rows(log, h, k.astype(float)), nan=K_MAX).astype(int)
+    ratio = _on_rows(log, h, hs / h0 if h0 else np.full(hs.size, np.nan))
+    events = [{"step": int(log.steps[i]), "entropy_ratio": ratio[i]} for i in _events(cond_rows, krows)]
     sig = hname + (f" and {sname}" if sname else " (no spread column: entropy alone)")
-    if i is None:
-        return Detection("policy_concentration", True, False, None, sig, thr,
-                         {"min_entropy_ratio": np.nanmin(hs) / h0 if h0 else math.nan})
-    return Detection("policy_concentration", True, True, int(log.steps[i]), sig, thr,
-                     {"entropy_ratio": hs[i] / h0 if h0 else math.nan})
+    return _result("policy_concentration", sig, thr, events,
+                   {"min_entropy_ratio": float(np.nanmin(hs) / h0) if h0 else math.nan})
 
 
-def _trailing_slope_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(slope, t-statistic) of y on x."""
-    if x.size < 4 or np.ptp(x) == 0:
-        return 0.0, 0.0
-    xm, ym = x - x.mean(), y - y.mean()
-    sxx = float(xm @ xm)
-    b = float(xm @ ym) / sxx
-    res = ym - b * xm
-    se = math.sqrt(max(float(res @ res) / (x.size - 2), 0.0) / sxx)
-    return b, (b / se if se > 0 else (math.inf if b > 0 else -math.inf if b < 0 else 0.0))
+def _growth_events(log: RunLog, y: np.ndarray, cond_fn, label: str) -> list[dict]:
+    """Events of a growth rule on a positive diagnostic series: ``cond_fn(values, smoothed, k) -> (cond, ratio)``
+    on its finite values with the noise-scaled window for a factor-2 effect on log y."""
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < SIGMA_FIRST:
+        return []
+    ly = np.where(ok, np.log(np.where(ok, y, 1.0)), np.nan)
+    v = ly[ok]
+    sig = causal_sigma(v)
+    k = noise_window(sig, math.log(2.0))
+    s = _trailing_mean(v, k)
+    cond, ratio = cond_fn(v, s, k)
+    cond = cond & _full(k)
+    rows = np.flatnonzero(ok)
+    return [{"step": int(log.steps[rows[i]]), "reason": label, "ratio": float(ratio[i])} for i in _events(cond, k)]
 
 
 def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = None,
-                                 margin: dict[str, Any] | None = None) -> Detection:
-    """(a)–(d) of the module table. ``response``: a :func:`~.response_laws.fit_response_laws` result for the
-    reward; ``margin``: :func:`~.response_laws.stability_margin` output (needs K_ref)."""
-    thr = (f"(a) smoothed grad norm ≥ {GRAD_NORM_GROWTH:g}× initial and rising, sustained; (b) smoothed clip "
-           f"fraction > {CLIP_FRACTION}, sustained; (c) stability margin 80 % interval above 1; (d) reliable "
-           f"growing reward law with ζ 80 % interval below 0")
-    n = int(np.isfinite(log.reward).sum())
-    w, k = _window(n)
-    fired: list[tuple[int, str]] = []
+                                 margin: dict[str, Any] | None = None,
+                                 reward_bounds: tuple[float, float] | None = None, *,
+                                 reading: bool = True) -> Detection:
+    """(a)–(g) of the module table. ``response``: a :func:`~.response_laws.fit_response_laws` result for the
+    reward (passed to the reading); ``margin``: :func:`~.response_laws.stability_margin` output (needs K_ref);
+    ``reading=False`` skips (d) (the causal signals only)."""
+    thr = (f"(a) smoothed grad norm ≥ {GRAD_NORM_GROWTH:g}× initial and rising; (b) smoothed clip fraction > "
+           f"{CLIP_FRACTION}; (e) |Δreward| RMS over {ENVELOPE_WINDOW} rows ≥ {ENVELOPE_GROWTH:g}·√2σ (σ of the first half); (f) KL ×{KL_JUMP:g} within "
+           f"a window; (g) entropy ≥ {ENTROPY_BLOWUP:g}× its running min; all sustained; (c) stability margin 80 % "
+           f"interval above 1; (d) reading verdict 'unstable'")
+    events: list[dict] = []
     used = []
     gname, g = _column(log, GRAD_COLUMNS)
     if gname is not None:
         used.append(gname)
-        gpos = np.where(g > 0, g, np.nan)
-        gs = _smooth(gpos, k)
-        g0 = float(np.nanmedian(gpos[np.isfinite(gpos)][:k])) if np.isfinite(gpos).any() else math.nan
-        lg = np.log(_ffill(gs))
-        rising = np.zeros(g.size, dtype=bool)
-        for i in range(g.size):
-            lo = max(0, i - w + 1)
-            seg = lg[lo:i + 1]
-            ok = np.isfinite(seg)
-            if ok.sum() >= 4:
-                rising[i] = _trailing_slope_t(np.arange(seg.size)[ok].astype(float), seg[ok])[0] > 0
-        i = _sustained((gs >= GRAD_NORM_GROWTH * g0) & rising, np.isfinite(gs), k)
-        if i is not None:
-            fired.append((int(log.steps[i]), f"(a) grad norm {gs[i]:.3g} ≥ {GRAD_NORM_GROWTH:g} × {g0:.3g}"))
+
+        def grad_rule(v, s, k):
+            g0 = np.array([np.median(v[:kk]) for kk in np.minimum(k, np.arange(1, v.size + 1))]) \
+                if v.size <= 64 else _running_initial_median(v, k)
+            rising = _trailing_slope_t(v, np.maximum(k, 4)) > 0
+            return (s >= math.log(GRAD_NORM_GROWTH) + g0) & rising, np.exp(s - g0)
+        events += _growth_events(log, g, grad_rule, "(a) grad norm")
     cname, c = _column(log, CLIP_COLUMNS)
-    if cname is not None:
+    if cname is not None and np.nanmax(np.abs(c)) > 0:
         used.append(cname)
-        cs = _smooth(c, k)
-        i = _sustained(cs > CLIP_FRACTION, np.isfinite(cs), k)
-        if i is not None:
-            fired.append((int(log.steps[i]), f"(b) clip fraction {cs[i]:.3g} > {CLIP_FRACTION}"))
+        cs, k, _ = _smoothed(c, lambda v, s: np.full(v.size, CLIP_FRACTION / 2))
+        cond = _on_rows(log, c, (_full(k) & (cs > CLIP_FRACTION)).astype(float)) > 0.5
+        kr = np.nan_to_num(_on_rows(log, c, k.astype(float)), nan=K_MAX).astype(int)
+        csr = _on_rows(log, c, cs)
+        events += [{"step": int(log.steps[i]), "reason": "(b) clip fraction", "ratio": csr[i]}
+                   for i in _events(cond, kr)]
+    steps, r = log.reward_curve()
+    if r.size >= SIGMA_FIRST:
+        used.append(f"|Δ{log.reward_column}|")
+        d = np.concatenate([[0.0], np.diff(r)])
+        kw = np.full(r.size, ENVELOPE_WINDOW)
+        m1 = _trailing_mean(d, kw)
+        rms = np.sqrt(np.maximum(_trailing_mean(d * d, kw) - m1 * m1, 0.0))   # spread of Δr, trend removed
+        full = np.arange(1, r.size + 1) >= ENVELOPE_WINDOW + 1
+        sig_r = causal_sigma(r)
+        base = np.maximum(math.sqrt(2.0) * sig_r[np.arange(r.size) // 2],   # σ of the first half of the prefix
+                          ENVELOPE_FLOOR * _running_scale(r))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(base > 0, rms / base, 0.0)
+        cond = full & (np.arange(r.size) >= 2 * ENVELOPE_WINDOW) & (ratio >= ENVELOPE_GROWTH)
+        rows = np.flatnonzero(np.isfinite(log.reward))
+        events += [{"step": int(log.steps[rows[i]]), "reason": "(e) |Δreward| envelope", "ratio": float(ratio[i])}
+                   for i in _events(cond, ENVELOPE_WINDOW)]
+    kname, kl = _column(log, KL_COLUMNS)
+    if kname is not None:
+        used.append(kname)
+
+        def kl_rule(v, s, k):
+            idx = np.arange(v.size)
+            prev = s[np.maximum(idx - k, 0)]
+            jump = s - prev
+            return (idx >= k) & (jump >= math.log(KL_JUMP)) & (s >= math.log(KL_FLOOR)), np.exp(jump)
+        events += _growth_events(log, kl, kl_rule, "(f) KL jump")
+    hname, h = _column(log, ENTROPY_COLUMNS)
+    if hname is not None:
+        used.append(hname)
+
+        def ent_rule(v, s, k):
+            full = _full(k)
+            low = np.minimum.accumulate(np.where(full, s, np.inf))
+            return full & (s - low >= math.log(ENTROPY_BLOWUP)), np.exp(s - low)
+        events += _growth_events(log, np.abs(h), ent_rule, "(g) entropy blow-up")
+    last = int(log.steps[-1])
     if margin and margin.get("unstable") == "yes":
         used.append("stability margin")
-        fired.append((int(log.steps[-1]), f"(c) stability margin 80 % interval {margin.get('margin_80')} above 1"))
-    if response and response.get("preferred") == "oscillatory":
-        fit = response["oscillatory"]
-        used.append("reward law")
-        iv = fit.damping_ratio_interval
-        if fit.regime == "growing" and fit.reliable and iv is not None and iv[1] < 0:
-            a = abs(fit.params["decay_rate"])
-            step = fit.t0 + math.log(2) / a if a > 0 else float(log.steps[-1])
-            fired.append((int(min(step, log.steps[-1])), f"(d) growing reward oscillation, ζ 80 % {iv}"))
+        events.append({"step": last, "reason": f"(c) stability margin 80 % interval {margin.get('margin_80')} "
+                                               "above 1"})
+    if reading and r.size >= SIGMA_FIRST:
+        verdict = _reading_verdict(steps, r, reward_bounds, response)
+        if verdict is not None:
+            used.append("reading")
+            if verdict[0] == "unstable":
+                events.append({"step": last, "reason": f"(d) reading: unstable ({verdict[1]})"})
     if not used:
-        return Detection("dynamical_instability", False, False, None, "no grad norm, clip fraction, K_ref or "
-                         "reward fit", thr)
-    if not fired:
-        return Detection("dynamical_instability", True, False, None, ", ".join(used), thr)
-    step, why = min(fired)
-    return Detection("dynamical_instability", True, True, step, ", ".join(used), thr,
-                     {"reasons": [r for _, r in sorted(fired)]})
+        return Detection("dynamical_instability", False, False, None, "no grad norm, clip fraction, KL, entropy, "
+                         "K_ref or reward", thr)
+    det = _result("dynamical_instability", ", ".join(used), thr, events)
+    if det.fired:
+        det.detail["reasons"] = [e["reason"] for e in det.events]
+    return det
+
+
+def _running_initial_median(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Median of the first k_i values at each row i (k_i ≤ i + 1), computed once per distinct k."""
+    out = np.empty(v.size)
+    kk = np.minimum(k, np.arange(1, v.size + 1))
+    for val in np.unique(kk):
+        out[kk == val] = np.median(v[:val])
+    return out
+
+
+def _reading_verdict(steps, reward, reward_bounds, response) -> tuple[str, str] | None:
+    """(verdict, reason) of :func:`~.reading.read_dynamics`, or None while that module is absent."""
+    try:
+        from .reading import read_dynamics
+    except ImportError:
+        return None
+    rd = read_dynamics(steps, reward, reward_bounds=reward_bounds, fits=response)
+    return str(rd.verdict), str(getattr(rd, "reason", ""))
 
 
 def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
-    thr = (f"warning: smoothed R < P − {WARNING_DROP}·(P − F) with trailing slope t < {WARNING_T} and P − F > δ; "
-           f"collapse: smoothed R < F + {COLLAPSE_FRACTION}·(P − F)")
+    """Module table, ``collapse_warning`` (causal, re-arming): (A) the reward's own fall, or (B) precursors while
+    the reward has started to fall. ``detail["collapse_step"]``: the earlier collapse rule (module docstring), kept
+    for the pilot."""
+    thr = (f"(A) smoothed R < P − {WARNING_DROP}·G with G = P − F > {WARNING_GAIN_Z:g}σ√(2/k) and trailing slope "
+           f"t < {WARNING_T}; (B) smoothed R < P − {PRECURSOR_DROP}·G with ≥ {PRECURSOR_COUNT} precursors (entropy "
+           f"×{PRECURSOR_ENTROPY:g} off its running extreme, clipped-completion ratio > {PRECURSOR_CLIPPED}, grad "
+           f"norm ≥ {PRECURSOR_GRAD:g}× initial, KL ≥ {KL_JUMP:g}× k rows earlier); re-arms at R ≥ P − "
+           f"{WARNING_REARM}·G")
     steps, r = log.reward_curve()
+    detail = _legacy_collapse(steps, r, reward_bounds)
+    if r.size < SIGMA_FIRST:
+        return _quiet("collapse_warning", log.reward_column, thr, detail)
+    sig = causal_sigma(r)
+    # two passes: the window for a drop of WARNING_DROP × the gain measured with the previous window
+    k = np.full(r.size, K_MIN)
+    for _ in range(2):
+        s, peak, floor, gain = _peak_floor_gain(r, k, reward_bounds)
+        k = noise_window(sig, WARNING_DROP * np.where(gain > 0, gain, np.nan), z=WARNING_Z)
+    s, peak, floor, gain = _peak_floor_gain(r, k, reward_bounds)
+    tstat = _trailing_slope_t(r, np.maximum(k, 5))
+    signif = _full(k, PEAK_WINDOW) & (gain > WARNING_GAIN_Z * sig * np.sqrt(2.0 / k))
+    warn = signif & (s < peak - WARNING_DROP * gain) & (tstat < WARNING_T)
+    pre, names = _precursors(log, k)
+    warn_b = signif & (s < peak - PRECURSOR_DROP * gain) & (pre >= PRECURSOR_COUNT)
+    rearm = s >= peak - WARNING_REARM * gain
+    events = [{"step": int(steps[i]), "smoothed": s[i], "peak": peak[i], "floor": floor[i], "window": int(k[i]),
+               "t": tstat[i], "precursors": int(pre[i]), "rule": "A" if warn[i] else "B"}
+              for i in _events(warn | warn_b, 1, rearm)]
+    if detail.get("collapse_step") is not None:
+        before = [e for e in events if e["step"] <= detail["collapse_step"]]
+        if before:
+            detail["lead_steps"] = int(detail["collapse_step"] - before[-1]["step"])
+    signal = log.reward_column + (f" (precursors: {', '.join(names)})" if names else "")
+    return _result("collapse_warning", signal, thr, events, detail)
+
+
+def _precursors(log: RunLog, k: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Count of abnormal side signals at each reward row (causal; module table, collapse (B)), and their columns."""
+    rows = np.flatnonzero(np.isfinite(log.reward))
+    count = np.zeros(log.steps.size)
+    names = []
+    hname, h = _column(log, ENTROPY_COLUMNS)
+    if hname is not None:
+        hv = np.abs(h[np.isfinite(h)])
+        kh = np.full(hv.size, 2 * K_MIN)
+        hs = _trailing_mean(hv, kh)
+        full = _full(kh)
+        hi = np.maximum.accumulate(np.where(full, hs, -np.inf))
+        lo = np.minimum.accumulate(np.where(full, hs, np.inf))
+        off = full & ((hs >= PRECURSOR_ENTROPY * lo) | (hs * PRECURSOR_ENTROPY <= hi))
+        count += np.nan_to_num(_on_rows(log, h, off.astype(float)))
+        names.append(hname)
+    cname, c = _column(log, CLIPPED_COLUMNS)
+    if cname is not None:
+        cv = c[np.isfinite(c)]
+        cs = _trailing_mean(cv, np.full(cv.size, K_MIN))
+        count += np.nan_to_num(_on_rows(log, c, (cs > PRECURSOR_CLIPPED).astype(float)))
+        names.append(cname)
+    gname, g = _column(log, GRAD_COLUMNS)
+    if gname is not None:
+        gv = np.abs(g[np.isfinite(g)])
+        kg = np.full(gv.size, 2 * K_MIN)
+        gs = _trailing_mean(gv, kg)
+        g0 = _running_initial_median(gv, kg)
+        count += np.nan_to_num(_on_rows(log, g, (_full(kg) & (gs >= PRECURSOR_GRAD * g0)).astype(float)))
+        names.append(gname)
+    kname, kl = _column(log, KL_COLUMNS)
+    if kname is not None:
+        kv = np.abs(kl[np.isfinite(kl)])
+        kk = np.full(kv.size, 2 * K_MIN)
+        ks = _trailing_mean(kv, kk)
+        prev = ks[np.maximum(np.arange(kv.size) - 2 * kk, 0)]
+        jump = _full(kk, 3) & (ks >= KL_JUMP * np.maximum(prev, 1e-12)) & (ks >= KL_FLOOR)
+        count += np.nan_to_num(_on_rows(log, kl, jump.astype(float)))
+        names.append(kname)
+    return count[rows], names
+
+
+def _peak_floor_gain(r: np.ndarray, k: np.ndarray, reward_bounds):
+    """(smoothed S over k, running peak P of the smoothing over PEAK_WINDOW·k, floor F, gain P − F)."""
+    s = _trailing_mean(r, k)
+    s_long = _trailing_mean(r, PEAK_WINDOW * k)
+    full = _full(k, PEAK_WINDOW)
+    sv = np.where(full, s_long, -np.inf)
+    peak = np.maximum.accumulate(sv)
+    idx = np.arange(r.size)
+    at_peak = np.maximum.accumulate(np.where(sv >= peak, idx, 0))
+    if reward_bounds is not None:
+        floor = np.full(r.size, float(reward_bounds[0]))
+    else:
+        floor = np.minimum.accumulate(np.where(full, s_long, np.inf))[at_peak]
+    gain = np.where(np.isfinite(peak) & np.isfinite(floor), peak - floor, 0.0)
+    return s, peak, floor, gain
+
+
+def _legacy_collapse(steps: np.ndarray, r: np.ndarray, reward_bounds) -> dict[str, Any]:
+    """The earlier collapse rule, unchanged (module docstring): ``collapse_step``, ``peak``, ``floor``."""
     n = r.size
-    w, k = _window(n)
-    rs = _smooth(r, k)
-    floor = reward_bounds[0] if reward_bounds is not None else float(np.nanmin(rs[:w]))
-    sigma = step_sigma(r)
-    delta_min = max(3 * sigma * math.sqrt(2 / w), 1e-12)
-    peak = -math.inf
-    warn = collapse = None
-    for i in range(k, n):
-        peak = max(peak, rs[i])
-        gain = peak - floor
-        if gain <= delta_min:
-            continue
-        if warn is None and rs[i] < peak - WARNING_DROP * gain:
-            lo = max(0, i - w + 1)
-            _, tstat = _trailing_slope_t(steps[lo:i + 1].astype(float), r[lo:i + 1])
-            if tstat < WARNING_T:
-                warn = i
-        if collapse is None and rs[i] < floor + COLLAPSE_FRACTION * gain:
-            collapse = i
-            break
-    detail = {"collapse_step": int(steps[collapse]) if collapse is not None else None, "peak": peak,
-              "floor": floor}
-    if warn is not None and collapse is not None:
-        detail["lead_steps"] = int(steps[collapse] - steps[warn])
-    return Detection("collapse_warning", True, warn is not None, int(steps[warn]) if warn is not None else None,
-                     log.reward_column, thr, detail)
+    if n == 0:
+        return {"collapse_step": None}
+    w = max(6, int(round(0.1 * n)))
+    k = max(3, w // 2)
+    rs = _trailing_mean(r, np.full(n, k))
+    floor = reward_bounds[0] if reward_bounds is not None else float(np.min(rs[:w]))
+    delta_min = max(3 * step_sigma(r) * math.sqrt(2 / w), 1e-12)
+    peak = np.maximum.accumulate(rs[k:]) if n > k else np.array([])
+    hit = np.flatnonzero((peak - floor > delta_min) & (rs[k:] < floor + COLLAPSE_FRACTION * (peak - floor)))
+    collapse = int(steps[k + hit[0]]) if hit.size else None
+    pk = float(peak[hit[0]]) if hit.size else (float(peak[-1]) if peak.size else math.nan)
+    return {"collapse_step": collapse, "peak": pk, "floor": float(floor)}
 
 
 def diagnose(log: RunLog, *, response: dict[str, Any] | None = None, margin: dict[str, Any] | None = None,
-             reward_bounds: tuple[float, float] | None = None) -> dict[str, Detection]:
-    """Run every detector on ``log``; ``{name: Detection}`` in :data:`DETECTORS` order."""
+             reward_bounds: tuple[float, float] | None = None, reading: bool = True) -> dict[str, Detection]:
+    """Run every detector on ``log``; ``{name: Detection}`` in :data:`DETECTORS` order. ``reading=False`` skips
+    the (whole-prefix) reading of instability (d)."""
+    if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
+        raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
     return {"reward_hacking": detect_reward_hacking(log),
-            "advantage_degeneracy": detect_advantage_degeneracy(log),
-            "policy_concentration": detect_policy_concentration(log),
-            "dynamical_instability": detect_dynamical_instability(log, response, margin),
+            "advantage_degeneracy": detect_advantage_degeneracy(log, reward_bounds),
+            "policy_concentration": detect_policy_concentration(log, reward_bounds),
+            "dynamical_instability": detect_dynamical_instability(log, response, margin, reward_bounds,
+                                                                  reading=reading),
             "collapse_warning": detect_collapse(log, reward_bounds)}
 
 
@@ -393,3 +753,80 @@ def confusion_matrix(results: dict[str, dict[str, Detection]]) -> str:
             cells.append("n/a" if not d.available else (f"**fires @ {d.step}**" if d.fired else "–"))
         lines.append(f"| {run} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------- benchmark
+LEAD_TARGET = 10
+"""Steps ahead of ``collapse_step`` a warning must come to count (issue 19)."""
+FAILURE_DETECTOR = {"reward_hacking": "reward_hacking", "advantage_degeneracy": "advantage_degeneracy",
+                    "policy_concentration": "policy_concentration", "dynamical_instability": "dynamical_instability"}
+"""Corpus ``failure_mode`` → the detector that should catch it."""
+
+
+def warning_lead(det: Detection, collapse_step: int) -> int | None:
+    """Steps from the last collapse-warning event at or before ``collapse_step`` to it (None: no such event)."""
+    before = [e["step"] for e in det.events if e["step"] <= collapse_step]
+    return int(collapse_step - before[-1]) if before else None
+
+
+def benchmark_detectors(runs, *, reading: bool = True) -> dict[str, Any]:
+    """Score every detector on labelled corpus runs (:mod:`.corpus`): per detector the false-alarm rate on
+    ``outcome == 'healthy'`` runs (fired / runs where it is available, with counts), the detection rate on runs of
+    its ``failure_mode``; for the collapse warning the lead time on the lead-time population
+    (``CorpusRun.in_lead_time_population``: collapse_step ≥ 30 logged points after the first step), success =
+    lead ≥ :data:`LEAD_TARGET`; and ``any`` (some detector fired) on healthy runs."""
+    runs = list(runs)
+    per = {name: {"healthy_runs": 0, "false_alarms": 0, "mode_runs": 0, "mode_detected": 0} for name in DETECTORS}
+    any_fa, n_healthy, leads, missing = 0, 0, [], 0
+    for run in runs:
+        dets = diagnose(run.log, reward_bounds=run.reward_bounds, reading=reading)
+        if run.outcome == "healthy":
+            n_healthy += 1
+            any_fa += any(d.fired for d in dets.values())
+            for name, d in dets.items():
+                if d.available:
+                    per[name]["healthy_runs"] += 1
+                    per[name]["false_alarms"] += int(d.fired)
+        mode = getattr(run, "failure_mode", None)
+        if mode in FAILURE_DETECTOR:
+            name = FAILURE_DETECTOR[mode]
+            per[name]["mode_runs"] += 1
+            per[name]["mode_detected"] += int(dets[name].fired)
+        if getattr(run, "in_lead_time_population", False):
+            lead = warning_lead(dets["collapse_warning"], int(run.collapse_step))
+            if lead is None:
+                missing += 1
+            leads.append(lead)
+    for name, p in per.items():
+        p["false_alarm_rate"] = p["false_alarms"] / p["healthy_runs"] if p["healthy_runs"] else None
+        p["detection_rate"] = p["mode_detected"] / p["mode_runs"] if p["mode_runs"] else None
+    got = np.array([x for x in leads if x is not None], dtype=float)
+    per["collapse_warning"]["lead"] = {
+        "population": len(leads), "warned": int(got.size), "unwarned": missing,
+        "warned_10_ahead": int((got >= LEAD_TARGET).sum()),
+        "rate_10_ahead": float((got >= LEAD_TARGET).sum() / len(leads)) if leads else None,
+        "median_lead": float(np.median(got)) if got.size else None}
+    return {"runs": len(runs), "healthy": n_healthy, "any_false_alarm": any_fa,
+            "any_false_alarm_rate": any_fa / n_healthy if n_healthy else None, "detectors": per}
+
+
+def format_detector_benchmark(result: dict[str, Any], title: str = "") -> str:
+    """Markdown table of :func:`benchmark_detectors` (targets: false alarms ≤ 10 %, warned ≥ 10 steps ahead on
+    ≥ 80 % of the lead-time population)."""
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f} %"
+    lines = [f"**{title}**" if title else "",
+             "| detector | false alarms on healthy runs (target ≤ 10 %) | detected on its failure mode |",
+             "|---|---|---|"]
+    for name, p in result["detectors"].items():
+        lines.append(f"| {name} | {p['false_alarms']}/{p['healthy_runs']} ({pct(p['false_alarm_rate'])}) | "
+                     f"{p['mode_detected']}/{p['mode_runs']} ({pct(p['detection_rate'])}) |")
+    lead = result["detectors"]["collapse_warning"]["lead"]
+    lines.append(f"| any detector | {result['any_false_alarm']}/{result['healthy']} "
+                 f"({pct(result['any_false_alarm_rate'])}) | |")
+    lines.append("")
+    med = "n/a" if lead["median_lead"] is None else f"{lead['median_lead']:.0f} steps"
+    lines.append(f"Collapse warned ≥ {LEAD_TARGET} steps before the reward halves (target ≥ 80 %): "
+                 f"{lead['warned_10_ahead']}/{lead['population']} ({pct(lead['rate_10_ahead'])}); warned at all "
+                 f"{lead['warned']}, median lead {med}.")
+    return "\n".join(x for x in lines if x is not None)

@@ -24,7 +24,17 @@ Args:
     refresh_interval: K_ref of the run (steps_per_generation × num_iterations); enables the stability margin.
     reward_column: metric name of the training reward (default: the first of ``REWARD_COLUMNS`` seen).
     stop_on_instability: set :attr:`should_stop` when ``dynamical_instability`` fires (default False).
-    min_points: no fit before this many logged rewards (default 12).
+    min_points: no report before this many logged rewards (default :data:`~.diagnostics.SIGMA_FIRST` = 8, the
+        fewest from which a detector can fire: its step noise needs 8 values). The first report comes at the first
+        ``update`` where both hold: ``every`` calls since the last report, and ``min_points`` rewards logged — so
+        with a log written every 5 steps it comes at step 40, whatever ``every``.
+    reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1].
+
+Agreement with the full log: the detectors are causal (:mod:`.diagnostics`), so the events a report finds with step
+≤ its own step are exactly the full log's events up to that step; each event is recorded once, with the step it
+happened (``step``) and the step of the report that found it (``reported_at``), in :attr:`events`. The exceptions
+are instability (c) and (d), readings of a fit of the whole prefix: live, they are dated at the report that makes
+them. ``dynamics/flag/<detector>`` is 1 in a report when that report found a new event, else 0.
 """
 from __future__ import annotations
 
@@ -43,28 +53,43 @@ class RunDoctor:
     """Accumulates a run's metrics and reports its dynamics every ``every`` steps (module docstring)."""
 
     def __init__(self, *, every: int = 10, refresh_interval: int | None = None, reward_column: str | None = None,
-                 stop_on_instability: bool = False, min_points: int = 12) -> None:
+                 stop_on_instability: bool = False, min_points: int | None = None,
+                 reward_bounds: tuple[float, float] | None = None) -> None:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be an integer ≥ 1, got {every!r}")
         if refresh_interval is not None and (not isinstance(refresh_interval, int) or refresh_interval < 1):
             raise ValueError(f"refresh_interval must be an integer ≥ 1, got {refresh_interval!r}")
+        if min_points is None:
+            min_points = diag.SIGMA_FIRST
+        if not isinstance(min_points, int) or min_points < 2:
+            raise ValueError(f"min_points must be an integer ≥ 2, got {min_points!r}")
+        if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
+            raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
         self.every, self.refresh_interval = every, refresh_interval
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
+        self.reward_bounds = reward_bounds
         self._rows: dict[int, dict[str, float]] = {}
         self._since = 0
         self.should_stop = False
         """True once ``dynamical_instability`` has fired and ``stop_on_instability`` is set."""
         self.fired: dict[str, int] = {}
-        """Detector → step at which it first fired."""
+        """Detector → step of its first event."""
+        self.events: dict[str, list[dict[str, Any]]] = {name: [] for name in diag.DETECTORS}
+        """Detector → every event found so far: the event's numbers plus ``reported_at`` (the report's step)."""
 
     def update(self, step: int, metrics: dict[str, Any]) -> dict[str, float]:
-        """Record ``metrics`` at ``step``; every ``every`` calls return ``dynamics/*`` scalars (else ``{}``)."""
+        """Record ``metrics`` at ``step``; return ``dynamics/*`` scalars when a report is due (module docstring),
+        else ``{}``."""
         self.record(step, metrics)
         self._since += 1
-        if self._since < self.every:
+        if self._since < self.every or self._n_rewards() < self.min_points:
             return {}
         self._since = 0
         return self.report()
+
+    def _n_rewards(self) -> int:
+        col = self.reward_column
+        return 0 if col is None else sum(1 for r in self._rows.values() if col in r)
 
     def record(self, step: int, metrics: dict[str, Any]) -> None:
         """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history); non-numeric and
@@ -99,10 +124,11 @@ class RunDoctor:
         if log is None:
             return {}
         steps, reward = log.reward_curve()
-        if reward.size < self.min_points:
+        if reward.size < max(self.min_points, 2):
             return {}
-        bounds = (0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None
-        fits = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
+        bounds = self.reward_bounds
+        fit_bounds = bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
+        fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)
         out: dict[str, float] = {"dynamics/noise_ceiling": noise_ceiling(reward)}
         margin = None
         pref = fits["preferred"]
@@ -119,10 +145,28 @@ class RunDoctor:
                 m = margin["margin"]
                 out["dynamics/stability_margin"] = m if isinstance(m, float) else math.inf
         dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=bounds)
+        now = int(log.steps[-1])
         for name, d in dets.items():
-            out[f"dynamics/flag/{name}"] = float(d.fired)
-            if d.fired and name not in self.fired:
-                self.fired[name] = int(d.step)
-        if self.stop_on_instability and dets["dynamical_instability"].fired:
+            new = self._new_events(name, d, now)
+            out[f"dynamics/flag/{name}"] = float(bool(new))
+            if self.events[name] and name not in self.fired:
+                self.fired[name] = int(self.events[name][0]["step"])
+        if self.stop_on_instability and self.events["dynamical_instability"]:
             self.should_stop = True
         return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(float(v))}
+
+    def _new_events(self, name: str, det: diag.Detection, now: int) -> list[dict[str, Any]]:
+        """Events of ``det`` not recorded yet (same step and reason), stamped ``reported_at = now``."""
+        seen = {_event_key(e) for e in self.events[name]}
+        new = [{**e, "reported_at": now} for e in det.events if _event_key(e) not in seen]
+        self.events[name].extend(new)
+        self.events[name].sort(key=lambda e: e["step"])
+        return new
+
+
+def _event_key(event: dict[str, Any]) -> tuple:
+    """Identity of an event: (step, reason, kind); a whole-prefix reading ((c), (d)) counts once per run."""
+    reason = str(event.get("reason", ""))
+    if reason.startswith(("(c)", "(d)")):
+        return (reason[:3],)
+    return (event["step"], event.get("reason"), event.get("kind"))
