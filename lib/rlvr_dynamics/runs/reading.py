@@ -79,6 +79,9 @@ class DynamicsReading:
     """80 % interval of ζ (delta method), None when not identified."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """The test statistics: n, sigma, noise_ceiling, delta_bic_growth, rho, amplitudes, rises_z, departure_z, …"""
+    fit: Any = field(default=None, repr=False, compare=False)
+    """The :class:`~.response_laws.ResponseFit` of the law read (the stable-constrained fit when the reading is
+    stable), so a report reads its plateau and ζ from the same law; not serialised."""
 
     @property
     def unstable(self) -> bool:
@@ -246,7 +249,7 @@ def _departure_test(t, y, stable, sigma) -> dict[str, Any]:
 
 def _law_fields(fit) -> dict[str, Any]:
     return {"law": fit.law, "regime": fit.regime, "damping_ratio": fit.damping_ratio,
-            "damping_ratio_interval": fit.damping_ratio_interval}
+            "damping_ratio_interval": fit.damping_ratio_interval, "fit": fit}
 
 
 def _stable_sentence(fit) -> str:
@@ -283,13 +286,17 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
         return DynamicsReading("undetermined", "no stable law could be fitted to this curve", evidence=ev)
     best = min(stable_fits, key=lambda f: f.bic)
     ev.update(best_stable_law=best.law, best_stable_chi2_reduced=best.chi2_reduced)
+    # the law *reported* (its regime, ζ and plateau): the best stable law with no parameter at a bound when there is
+    # one — an oscillatory fit pinned at a = 0 (undamped) or at ω's bound describes nothing; the tests below use `best`
+    identified = [f for f in stable_fits if f.status != "at bound"]
+    shown = min(identified, key=lambda f: f.bic) if identified else best
     monotone = [f for f in stable_fits if f.law != "oscillatory"]
     trend = min(monotone, key=lambda f: f.bic) if monotone else best
     resid = y - trend.predict(t)
     scan = _growth_scan(t, resid)
     if not scan:
-        return DynamicsReading("stable", f"{_stable_sentence(best)}; the log is too short to resolve "
-                               f"{GROWTH_PERIODS + 1} periods of an oscillation", **_law_fields(best), evidence=ev)
+        return DynamicsReading("stable", f"{_stable_sentence(shown)}; the log is too short to resolve "
+                               f"{GROWTH_PERIODS + 1} periods of an oscillation", **_law_fields(shown), evidence=ev)
     k_total = trend.k + 4
     s2_white = scan["rss_growing"] / max(n - k_total, 1)
     omega, gamma = scan["omega"], scan["gamma"]
@@ -301,9 +308,9 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     delta = (scan["rss_stable"] - scan["rss_growing"]) / max(s2, 1e-300)
     ev.update(rho=rho, delta_bic_growth=delta, growth_over_window=math.exp(gamma), growth_omega=omega)
     if delta < GROWTH_DELTA_BIC:
-        return DynamicsReading("stable", f"{_stable_sentence(best)}; a growing oscillation on top of it fits better "
+        return DynamicsReading("stable", f"{_stable_sentence(shown)}; a growing oscillation on top of it fits better "
                                f"by Δχ² = {delta:.1f} only (autocorrelation-adjusted; {GROWTH_DELTA_BIC:g} needed)",
-                               **_law_fields(best), evidence=ev)
+                               **_law_fields(shown), evidence=ev)
     sigma_e = max(sigma, 1e-12) * math.sqrt((1 + rho) / (1 - rho))
     amp = _amplitude_test(t, y, omega, sigma_e)
     dep = _departure_test(t, y, best, sigma)
@@ -327,7 +334,7 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     return DynamicsReading("undetermined", f"a growing oscillation fits better than every stable law (Δχ² = {delta:.1f}), "
                            f"but the amplitude does not rise over {GROWTH_PERIODS} successive periods "
                            f"({n_per} whole periods logged) and the reward does not leave its plateau at the end; "
-                           f"best stable reading: {_stable_sentence(best)}", **_law_fields(best), evidence=ev)
+                           f"best stable reading: {_stable_sentence(shown)}", **_law_fields(shown), evidence=ev)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -151,8 +151,8 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     report["dynamics"] = dyn.to_dict()
     if pref is not None:
         best = resp[pref]
-        if best.regime == "growing" and not dyn.unstable and dyn.law in resp:
-            best = resp[dyn.law]     # a growing fit without the evidence is never the reading (module .reading)
+        if best.regime == "growing" and not dyn.unstable and dyn.fit is not None:
+            best = dyn.fit           # a growing fit without the evidence is never the reading (module .reading)
         reading = {"law": best.law, "regime": best.regime, "status": best.status, "verdict": dyn.verdict,
                    "damping_ratio": best.to_dict()["damping_ratio"],
                    "damping_ratio_80": best.to_dict()["damping_ratio_80"],
