@@ -41,20 +41,29 @@ from ..grpo.fields import is_callback_field
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
-                  "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy")
-"""Reward-column names tried in order when ``reward_column`` is not given (TRL, verl, W&B, this project)."""
+                  "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy", "rollout/reward",
+                  "train/reward_mean")
+"""Reward-column names tried in order when ``reward_column`` is not given (TRL, Unsloth, verl, OpenRLHF, W&B, this
+project)."""
 STEP_COLUMNS = ("step", "global_step", "_step", "train/global_step", "iteration")
 DIAGNOSTIC_COLUMNS = {
-    "entropy": ("entropy", "actor/entropy", "train/entropy"),
-    "kl": ("kl", "actor/kl_loss", "actor/ppo_kl", "train/kl", "objective/kl"),
-    "grad_norm": ("grad_norm", "actor/grad_norm", "train/grad_norm"),
-    "clip_ratio": ("clip_ratio", "clip_ratio/region_mean", "actor/pg_clipfrac", "train/clip_ratio"),
+    "entropy": ("entropy", "actor/entropy", "train/entropy", "actor/entropy_loss", "policy_entropy",
+                "train/policy_entropy"),
+    "kl": ("kl", "actor/kl_loss", "actor/ppo_kl", "train/kl", "objective/kl", "actor/kl", "train/kl_loss"),
+    "grad_norm": ("grad_norm", "actor/grad_norm", "train/grad_norm", "actor_grad_norm"),
+    "clip_ratio": ("clip_ratio", "clip_ratio/region_mean", "actor/pg_clipfrac", "train/clip_ratio",
+                   "train/clip_ratio/region_mean", "ppo_clip_ratio"),
     "reward_std": ("reward_std", "train/reward_std", "critic/score/std"),
     "frac_reward_zero_std": ("frac_reward_zero_std", "train/frac_reward_zero_std"),
-    "learning_rate": ("learning_rate", "actor/lr", "train/learning_rate", "lr"),
-    "response_length": ("completion_length", "completions/mean_length", "response_length/mean"),
+    "learning_rate": ("learning_rate", "actor/lr", "train/learning_rate", "lr", "policy_lr"),
+    "response_length": ("completion_length", "completions/mean_length", "response_length/mean",
+                        "train/completion_length", "train/completions/mean_length", "response_length"),
+    "clipped_ratio": ("completions/clipped_ratio", "train/completions/clipped_ratio", "response_length/clip_ratio"),
 }
-"""Project concept → column names tried in order (the same concepts as ``../shared/grpo_logs/index.json``)."""
+"""Project concept → column names tried in order (the concepts of ``../shared/grpo_logs/index.json`` plus
+``clipped_ratio``, the share of completions cut at the length cap). Older verl logs ``actor/entropy_loss``; OpenRLHF
+logs ``policy_entropy``, ``kl``, ``response_length``, ``ppo_clip_ratio``; Unsloth logs TRL ≤ 0.15 names
+(``completion_length``, ``reward_std``, ``rewards/<func>``)."""
 
 
 @dataclass
