@@ -1,213 +1,606 @@
-"""Forecast a run's reward from any prefix of its log, with an 80 % prediction interval [D].
+"""Forecast a run's reward from any prefix of its log, never absurdly, with a conformal 80 % interval [D].
 
-The rule (fixed before it was run on ``../shared/grpo_logs``; developed on the project's own committed runs):
+The rule (constants set on the run-doctor corpus dev split only, :mod:`.corpus`; the test split and
+``../shared/grpo_logs`` were never used to choose them). n is the number of prefix points, h the distance from the
+last prefix step to the mean target step in logged intervals, h/n the horizon ratio (:func:`horizon_ratio`).
 
-1. Fit the response laws (:mod:`.response_laws`) to the prefix; take the preferred law (BIC).
-2. **Current level** ``c``: persistence, the trailing mean of the last max(3, n/25) points of the prefix, with its
-   standard error σ/√window.
-3. **Predicted change** ``Δ = law(target) − mean of the law over the persistence window`` (so a perfect law
-   gives back exactly ``law(target)``: persistence's lag behind a rising curve is corrected) with its standard
-   deviation ``s_Δ`` from the parameter covariance (delta method). The forecast is ``c + w·Δ`` with the shrinkage weight
-   ``w = Δ²/(Δ² + s_Δ²)``: a change the prefix pins down is applied in full, a change it cannot tell from zero
-   is dropped (the forecast falls back to persistence). When the law's fit is ``at bound`` or ``failed``, ``w``
-   is additionally halved, resp. set to 0.
-4. **Interval** (80 %, normal): variance = se(c)² + w²·s_Δ² + (1 − w)²·Δ² (the part of the change we did not
-   apply is counted as error) + the noise of the target (σ²/m for a mean of m future points, σ² for one step)
-   + a drift term (0.45·σ_eff)²·(1 + h/n)^{1/2} for a horizon of h steps beyond a prefix of n points (a run's
-   level wanders; the term grows slowly with how far beyond the prefix we extrapolate). Here σ is the step noise
-   (:func:`~.response_laws.step_sigma`) and σ_eff = σ·√max(1, χ²_red) of the preferred law: a run whose level
-   wanders more than its step noise (χ² > 1) gets wider intervals. The interval is clipped to the reward bounds
-   when they are known. The constants (0.45, the exponent) were set on the project's own committed runs, never on
-   ``../shared/grpo_logs``.
+1. **Band.** The point forecast lies in the prefix's observed range ``[min, max]`` (∩ ``reward_bounds``): since
+   the target is a mean of logged rewards, which also lie in the whole curve's range, **the error can never exceed
+   1× the range**. The interval lies in the plausible band ``[min − F·r, max + F·r] ∩ reward_bounds`` with
+   r = max − min of the prefix and ``F = BAND_FACTOR·(1 + h/n)`` (:data:`BAND_FACTOR` = 0.5: the reward may move half
+   its observed range beyond what was seen, more the further ahead we look; at a 10 % prefix F ≈ 4.8, at 50 %
+   F ≈ 0.95). A constant prefix gives r = 0: forecast and interval are the observed value.
+2. **Candidates** (:data:`CANDIDATES`): three persistence levels, the trailing means of the last ⌈share·n⌉ prefix
+   points for share in :data:`LEVEL_SHARES` (40, 20, 10 %); P1's response laws ``single_exponential``,
+   ``overdamped``, ``oscillatory`` (:func:`~.response_laws.fit_response_laws`); the learning-curve families ``mmf``,
+   ``weibull``, ``pow3`` (:mod:`.learning_curves`). A candidate's forecast is its mean over the target steps,
+   clipped to the observed range. A law whose fit failed is dropped. **A growing oscillatory fit (decay rate < 0,
+   ζ < 0) gets weight 0**: instability is a finding (reported by the oscillator reading), never a curve to extend.
+3. **Rolling-origin weights.** With n ≥ :data:`MIN_ROLLING` (16), each candidate is refitted on the first
+   ⌊:data:`ORIGIN_FRAC`·n⌋ points (the origin, 50 %) and asked for the mean of the last ⌈:data:`CHECK_FRAC`·n⌉
+   prefix points (the check window, 20 %; its forecast clipped to the origin part's observed range). Its error
+   e_k = |that forecast − the observed check-window mean|. Weight ``w_k = π_k / (e_k² + τ²)``, τ² = σ²/m_c (the
+   noise of the observed check-window mean of m_c points, σ the robust step noise of the prefix,
+   :func:`~.noise.step_sigma`), normalised. Priors (:func:`prior`): π = 1 + h/n for each persistence level (the
+   further ahead, the more we trust "it stays where it is"), :data:`LAW_PRIOR` = 0.3 for P1's laws, 1 for the
+   learning-curve families. Below 16 points, the 40 % level alone (the least noisy). The forecast is the weighted
+   mean of the candidates (inside the observed range).
+4. **Interval (split-conformal, per noise class).** ``ŷ ± q_c·s`` clipped to the band, with the scale
+   ``s = sqrt(σ² + d²)·sqrt(1 + h/n)`` (d: the weighted standard deviation of the candidates around ŷ, their
+   disagreement; √(1 + h/n): error grows with the horizon) and ``q_c`` the conformal quantile of the noise class c
+   of the prefix (:func:`~.noise.noise_class`). ``q_c`` is the ⌈(m+1)·0.8⌉-th smallest of the m dev-split scores
+   ``|target − ŷ|/s`` of that class (∞ when the target lay outside the band: no clipped interval could cover it),
+   computed by :func:`calibrate_conformal` and stored in ``_data/forecast_conformal.json`` by
+   :func:`write_conformal`; a class with fewer than :data:`MIN_CONFORMAL_ROWS` dev rows (or an infinite quantile)
+   uses the pooled quantile of all classes, and without the file :data:`DEFAULT_QUANTILE` (stated, uncalibrated).
 
-:func:`calibration_table` scores the rule and three baselines with the protocol of ``../shared/DESIGN.md``
-("Judging the run tools"): error = |forecast − mean of the last 10 %| / (max − min), per prefix.
+:func:`score_log` / :func:`benchmark_forecasts` score the rule and the baselines with the protocol of
+``../shared/DESIGN.md`` ("Judging the run tools"): prefixes of 10/20/30/50 % of the logged steps, target = mean reward
+of the last 10 %, error = |forecast − target| / (max − min of the whole curve). The baselines are the published
+methods as a user would run them, unclipped: persistence (mean of the last max(1, N/25) prefix rewards, N the full
+log length, as in the 2026-12-01 measurement), MMF, Weibull, pow3 (Domhan et al. 2015) and the single exponential,
+each falling back to persistence when its fit fails.
 """
 from __future__ import annotations
 
+import functools
+import json
 import math
-from dataclasses import dataclass
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
-from .noise import step_sigma
-from .response_laws import Z80, fit_response, fit_response_laws
+from .learning_curves import CURVE_FAMILIES, fit_curve
+from .learning_curves import mmf as mmf  # re-exported: the public name of the MMF curve
+from .noise import NOISE_CLASSES, noise_class, step_sigma
+from .response_laws import fit_response, fit_response_laws
 
 PREFIXES = (0.1, 0.2, 0.3, 0.5)
-"""Prefix fractions of the calibration protocol."""
+"""Prefix fractions of the forecast protocol."""
+BAND_FACTOR = 0.5
+"""F0: the interval band is the prefix's observed range widened by F0·(1 + h/n) × its width on each side."""
+LEVEL_SHARES = (0.4, 0.2, 0.1)
+"""The persistence candidates average the last 40, 20 and 10 % of the prefix."""
+LAWS = ("single_exponential", "overdamped", "oscillatory")
+CANDIDATES = tuple(f"level_{round(100 * s)}" for s in LEVEL_SHARES) + LAWS + CURVE_FAMILIES
+"""Candidates averaged by :func:`forecast`."""
+LAW_PRIOR = 0.3
+"""π of P1's response laws in the rolling-origin weights (levels: 1 + h/n; learning-curve families: 1)."""
+MIN_ROLLING = 16
+"""Fewer prefix points than this: persistence only."""
+ORIGIN_FRAC = 0.5
+"""The rolling origin: candidates are refitted on the first half of the prefix …"""
+CHECK_FRAC = 0.2
+"""… and scored on the mean of its last 20 %."""
+COVERAGE = 0.8
+"""Nominal coverage of the interval."""
+MIN_CONFORMAL_ROWS = 30
+"""A noise class needs this many dev rows for its own conformal quantile."""
+DEFAULT_QUANTILE = 3.0
+"""q used when no calibration file is found (uncalibrated: ±3 scales)."""
+MIN_BENCH_POINTS = 40
+"""Only logs with at least this many logged rewards enter the forecast benchmark."""
+TOLERANCE = 0.05
+"""'Within 5 %' of the range in the benchmark tables."""
+CONFORMAL_PATH = Path(__file__).resolve().parent.parent / "_data" / "forecast_conformal.json"
+"""Where :func:`write_conformal` writes and :func:`forecast` reads the per-class quantiles."""
+BASELINES = ("persistence", "mmf", "weibull", "pow3", "single_exponential")
+"""Baselines reported beside the forecast by :func:`score_log`."""
 
 
 @dataclass
 class Forecast:
-    """Forecast of the reward (a mean over ``target_steps``) from a prefix."""
+    """Forecast of the reward (its mean over the target steps) from a prefix, with its 80 % interval."""
 
     value: float
     low: float
     high: float
-    """80 % prediction interval."""
+    """80 % interval (conformal, clipped to the band)."""
     persistence: float
+    """The persistence candidate (trailing mean of the prefix)."""
     law: str | None
+    """The candidate with the largest weight."""
     law_value: float
+    """That candidate's (band-clipped) forecast."""
     weight: float
-    """Shrinkage weight w applied to the law's predicted change."""
+    """Total weight on the fitted curves (1 − persistence's weight)."""
     prefix_end: int
+    band: tuple[float, float] = (math.nan, math.nan)
+    """The plausible band (module docstring, step 1)."""
+    noise_class: str = ""
+    """Noise class of the prefix (:func:`~.noise.noise_class`), which picks the conformal quantile."""
+    scale: float = math.nan
+    """s of the interval: sqrt(σ² + d²)."""
+    quantile: float = math.nan
+    """q_c: the interval is value ± q_c·s, clipped to the band."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """Normalised weight of each candidate used."""
+    candidates: dict[str, float] = field(default_factory=dict)
+    """Each candidate's band-clipped forecast."""
+    excluded: dict[str, str] = field(default_factory=dict)
+    """Candidates given weight 0 and why (e.g. a growing oscillation)."""
 
     def to_dict(self) -> dict[str, Any]:
         f = lambda x: None if x is None or not math.isfinite(x) else float(x)  # noqa: E731
         return {"value": f(self.value), "low_80": f(self.low), "high_80": f(self.high),
                 "persistence": f(self.persistence), "law": self.law, "law_value": f(self.law_value),
-                "weight": f(self.weight), "prefix_end": int(self.prefix_end)}
+                "weight": f(self.weight), "prefix_end": int(self.prefix_end),
+                "band": [f(self.band[0]), f(self.band[1])], "noise_class": self.noise_class,
+                "weights": {k: f(v) for k, v in self.weights.items()}, "excluded": dict(self.excluded)}
 
 
-def _persistence(y: np.ndarray, window: int) -> float:
-    return float(np.mean(y[-max(1, window):]))
+# ---------------------------------------------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------------------------------------------
+
+def persistence(reward, window: int) -> float:
+    """Persistence: the mean of the last ``window`` rewards (finite values; window ≥ 1, capped at their count)."""
+    y = np.asarray(reward, dtype=float)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        raise ValueError("reward must contain at least one finite value")
+    if int(window) < 1:
+        raise ValueError(f"window must be ≥ 1, got {window}")
+    return float(np.mean(y[-int(window):]))
+
+
+def plausible_band(reward, reward_bounds: tuple[float, float] | None = None,
+                   factor: float = BAND_FACTOR) -> tuple[float, float]:
+    """``[min − factor·r, max + factor·r] ∩ reward_bounds`` over the finite rewards (r = max − min): the band that
+    every forecast and interval is clipped to (module docstring, step 1). Bounds that miss the observed values
+    entirely are ignored (they cannot be the reward's bounds)."""
+    if not (math.isfinite(factor) and factor >= 0):
+        raise ValueError(f"factor must be finite and ≥ 0, got {factor}")
+    y = np.asarray(reward, dtype=float)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        raise ValueError("reward must contain at least one finite value")
+    lo, hi = float(y.min()), float(y.max())
+    r = hi - lo
+    if not math.isfinite(r):            # values near ±1.8e308: their difference overflows
+        return lo, hi
+    blo, bhi = lo - factor * r, hi + factor * r
+    if not (math.isfinite(blo) and math.isfinite(bhi)):
+        blo, bhi = lo, hi
+    if reward_bounds is not None:
+        rlo, rhi = float(reward_bounds[0]), float(reward_bounds[1])
+        if rlo <= hi and rhi >= lo:
+            blo, bhi = max(blo, rlo), min(bhi, rhi)
+    return blo, bhi
+
+
+def conformal_quantile(scores, coverage: float = COVERAGE) -> float:
+    """Split-conformal quantile: the ⌈(m+1)·coverage⌉-th smallest of m scores (∞ when that rank exceeds m), so
+    that a new exchangeable score falls at or below it with probability ≥ coverage (Vovk et al. 2005; Lei et al.
+    2018, §2.2). NaN scores are an error; ∞ scores are allowed (they count as misses)."""
+    if not (0.0 < coverage < 1.0):
+        raise ValueError(f"coverage must be in (0, 1), got {coverage}")
+    s = np.asarray(scores, dtype=float).ravel()
+    if np.isnan(s).any():
+        raise ValueError("scores must not contain NaN")
+    m = s.size
+    if m == 0:
+        return math.inf
+    k = math.ceil((m + 1) * coverage)
+    if k > m:
+        return math.inf
+    return float(np.sort(s)[k - 1])
+
+
+def _clean(steps, reward):
+    t = np.asarray(steps, dtype=float).ravel()
+    y = np.asarray(reward, dtype=float).ravel()
+    if t.shape != y.shape:
+        raise ValueError(f"steps and reward must have the same length, got {t.size} and {y.size}")
+    ok = np.isfinite(t) & np.isfinite(y)
+    return t[ok], y[ok]
+
+
+def _growing(fit) -> bool:
+    return fit.law == "oscillatory" and fit._theta is not None and float(fit._theta[2]) < 0
+
+
+def _candidate_models(t, y, bounds, fits=None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Fit every curve candidate on (t, y): {name: callable(steps) → values}, and the exclusions with reasons."""
+    models: dict[str, Any] = {}
+    excluded: dict[str, str] = {}
+    if fits is None:
+        fits = fit_response_laws(t, y, reward_bounds=bounds)
+    for law in LAWS:
+        f = fits.get(law)
+        if f is None or f.status == "failed" or f._theta is None:
+            excluded[law] = "fit failed"
+        elif _growing(f):
+            excluded[law] = "growing oscillation (decay rate < 0): a finding, never extrapolated"
+        else:
+            models[law] = f.predict
+    for fam in CURVE_FAMILIES:
+        cf = fit_curve(t, y, fam)
+        if cf is None:
+            excluded[fam] = "nothing to fit"
+        else:
+            models[fam] = cf.predict
+    return models, excluded
+
+
+def _mean_pred(model, steps) -> float:
+    with np.errstate(all="ignore"):
+        v = float(np.mean(model(steps)))
+    return v
+
+
+def _levels(y) -> dict[str, float]:
+    """The persistence candidates: trailing means over the last ⌈n·share⌉ points for each share of LEVEL_SHARES."""
+    n = y.size
+    return {f"level_{round(100 * sh)}": float(np.mean(y[-max(1, math.ceil(sh * n)):])) for sh in LEVEL_SHARES}
+
+
+def _clip(v: float, band: tuple[float, float]) -> float:
+    return min(max(v, band[0]), band[1])
+
+
+def horizon_ratio(steps, target_steps) -> float:
+    """h/n: how many logged intervals the mean target step lies beyond the last prefix step (h, ≥ 0), per prefix
+    point (n). Used by the persistence prior, the band and the interval scale (module docstring)."""
+    t = np.asarray(steps, dtype=float)
+    n = t.size
+    dts = np.diff(t)
+    dts = dts[dts > 0]
+    dt = float(np.median(dts)) if dts.size else 1.0
+    h = max(float(np.mean(target_steps)) - float(t[-1]), 0.0) / dt
+    return h / max(n, 1)
+
+
+def _fit_candidates(t, y, bounds, fits=None):
+    """Fit the curve candidates on the prefix and score every candidate at the rolling origin (module docstring,
+    steps 2–3). Returns (models, errors, tau², excluded); no models below MIN_ROLLING points or on a constant."""
+    n = t.size
+    point = plausible_band(y, bounds, 0.0)
+    if n < MIN_ROLLING or point[1] <= point[0]:
+        return {}, {}, 0.0, {}
+    models, excluded = _candidate_models(t, y, bounds, fits)
+    # rolling origin: refit on the first ORIGIN_FRAC, forecast the mean of the last CHECK_FRAC of the prefix
+    m0 = int(ORIGIN_FRAC * n)
+    mc = max(1, math.ceil(CHECK_FRAC * n))
+    to, yo = t[:m0], y[:m0]
+    check_t, check_mean = t[-mc:], float(np.mean(y[-mc:]))
+    point_o = plausible_band(yo, bounds, 0.0)
+    errors = {k: abs(v - check_mean) for k, v in _levels(yo).items()}
+    omodels = _candidate_models(to, yo, bounds)[0] if np.ptp(yo) > 0 else {}
+    for name in models:
+        v = _mean_pred(omodels[name], check_t) if name in omodels else math.nan
+        errors[name] = abs(_clip(v, point_o) - check_mean) if math.isfinite(v) else math.inf
+    sigma = step_sigma(y)
+    return models, errors, sigma * sigma / mc, excluded
+
+
+def _candidates(t, y, target, bounds, models, excluded):
+    """Candidate forecasts of mean(reward at target), clipped to the observed range: the levels and each fitted
+    model (a non-finite one is moved to ``excluded``)."""
+    point = plausible_band(y, bounds, 0.0)
+    preds = _levels(y)
+    excluded = dict(excluded)
+    for name, mdl in models.items():
+        v = _mean_pred(mdl, target)
+        if math.isfinite(v):
+            preds[name] = _clip(v, point)
+        else:
+            excluded[name] = "non-finite forecast"
+    return preds, excluded
+
+
+def prior(name: str, hratio: float) -> float:
+    """π_k: 1 + h/n for the persistence (level) candidates, :data:`LAW_PRIOR` for P1's laws, 1 for the
+    learning-curve families (module docstring, step 3)."""
+    if name.startswith("level_"):
+        return 1.0 + hratio
+    return LAW_PRIOR if name in LAWS else 1.0
+
+
+def _combine(preds: dict[str, float], errors: dict[str, float], tau2: float, hratio: float) -> dict[str, float]:
+    """Normalised weights w_k ∝ π_k/(e_k² + τ²) (module docstring, step 3); the longest level alone when nothing
+    was scored."""
+    raw = {}
+    for k in preds:
+        e = errors.get(k)
+        if e is None or not math.isfinite(e):
+            continue
+        d = e * e + tau2
+        raw[k] = prior(k, hratio) / d if d > 0 else math.inf
+    if not raw:
+        raw = {CANDIDATES[0]: 1.0}
+    if any(math.isinf(v) for v in raw.values()):   # exact candidates on noiseless data: share equally
+        raw = {k: 1.0 for k, v in raw.items() if math.isinf(v)}
+    tot = sum(raw.values())
+    return {k: v / tot for k, v in raw.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _load_conformal(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def conformal_quantile_for(noise_cls: str, table: dict[str, Any] | None = None) -> float:
+    """q_c for a noise class from the calibration ``table`` (default: the committed file): the class's own quantile
+    when it had ≥ :data:`MIN_CONFORMAL_ROWS` dev rows and was finite, else the pooled one, else
+    :data:`DEFAULT_QUANTILE`."""
+    if noise_cls not in NOISE_CLASSES:
+        raise ValueError(f"noise_cls must be one of {NOISE_CLASSES}, got {noise_cls!r}")
+    if table is None:
+        table = _load_conformal(str(CONFORMAL_PATH))
+    if not table:
+        return DEFAULT_QUANTILE
+    for entry in (table.get("classes", {}).get(noise_cls), table.get("pooled")):
+        if entry and entry.get("n", 0) >= MIN_CONFORMAL_ROWS and entry.get("quantile") is not None \
+                and math.isfinite(entry["quantile"]):
+            return float(entry["quantile"])
+    return DEFAULT_QUANTILE
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The forecast
+# ---------------------------------------------------------------------------------------------------------------
+
+def _check(steps, reward, reward_bounds, level):
+    if level != COVERAGE:
+        raise ValueError(f"level must be {COVERAGE} (the calibrated coverage), got {level}")
+    t, y = _clean(steps, reward)
+    if t.size < 2:
+        raise ValueError(f"a forecast needs at least 2 finite logged rewards, got {t.size}")
+    if reward_bounds is not None and not (reward_bounds[0] < reward_bounds[1]):
+        raise ValueError(f"reward_bounds must be (low, high) with low < high, got {reward_bounds}")
+    return t, y
+
+
+def _target(target_steps) -> np.ndarray:
+    target = np.atleast_1d(np.asarray(target_steps, dtype=float))
+    if target.size == 0 or not np.all(np.isfinite(target)):
+        raise ValueError("target_steps must be one or more finite steps")
+    return target
 
 
 def forecast(steps, reward, target_steps, *, reward_bounds: tuple[float, float] | None = None,
-             fits: dict[str, Any] | None = None, window: int | None = None, level: float = 0.8) -> Forecast:
-    """Forecast the mean reward over ``target_steps`` (one step or many) from ``(steps, reward)`` (the prefix
-    seen so far), by the rule of the module docstring. ``fits``: a :func:`fit_response_laws` result for this
-    prefix, to avoid refitting; ``window``: the persistence window (default max(3, n/25))."""
-    from scipy.stats import norm
+             fits: dict[str, Any] | None = None, window: int | None = None, level: float = COVERAGE,
+             conformal: dict[str, Any] | None = None) -> Forecast:
+    """Forecast the mean reward over ``target_steps`` from the prefix ``(steps, reward)`` by the rule of the module
+    docstring. ``fits``: a :func:`~.response_laws.fit_response_laws` result for exactly this prefix (saves a
+    refit); ``window``: the trailing window of the reported ``persistence`` (default: the 20 % level);
+    ``level``: only the calibrated 0.8 is supported; ``conformal``: a :func:`calibrate_conformal` table to use
+    instead of the committed file."""
+    t, y = _check(steps, reward, reward_bounds, level)
+    target = _target(target_steps)
+    fitted = _fit_candidates(t, y, reward_bounds, fits)
+    return _evaluate(t, y, target, reward_bounds, fitted, conformal, window)
 
-    t = np.asarray(steps, dtype=float)
-    y = np.asarray(reward, dtype=float)
-    ok = np.isfinite(t) & np.isfinite(y)
-    t, y = t[ok], y[ok]
-    n = t.size
-    if n < 2:
-        raise ValueError(f"a forecast needs at least 2 logged rewards, got {n}")
-    target = np.atleast_1d(np.asarray(target_steps, dtype=float))
-    z = float(norm.ppf(0.5 + level / 2)) if level != 0.8 else Z80
-    win = window or max(3, n // 25)
-    win = min(win, n)
+
+def forecast_path(steps, reward, target_steps, *, reward_bounds: tuple[float, float] | None = None,
+                  fits: dict[str, Any] | None = None, conformal: dict[str, Any] | None = None) -> list[Forecast]:
+    """:func:`forecast` of the reward at each step of ``target_steps`` separately (e.g. a forecast band for a
+    figure), fitting the candidates once: the same numbers as one :func:`forecast` call per step."""
+    t, y = _check(steps, reward, reward_bounds, COVERAGE)
+    target = _target(target_steps)
+    fitted = _fit_candidates(t, y, reward_bounds, fits)
+    return [_evaluate(t, y, np.array([s]), reward_bounds, fitted, conformal, None) for s in target]
+
+
+def _evaluate(t, y, target, reward_bounds, fitted, conformal, window) -> Forecast:
+    """Steps 1–4 of the module docstring at one target, from the fitted candidates."""
+    models, errors, tau2, excluded = fitted
+    hr = horizon_ratio(t, target)
+    preds, excluded = _candidates(t, y, target, reward_bounds, models, excluded)
+    w = _combine(preds, errors, tau2, hr)
+    point = plausible_band(y, reward_bounds, 0.0)
+    value = _clip(sum(w[k] * preds[k] for k in w), point)
+    band = plausible_band(y, reward_bounds, BAND_FACTOR * (1.0 + hr))
     sigma = step_sigma(y)
-    c = _persistence(y, win)
-    var_c = sigma ** 2 / win
-    horizon = max(float(target.mean() - t[-1]), 0.0)
-    dt = float(np.median(np.diff(t))) if n > 1 else 1.0
-    h_points = horizon / max(dt, 1e-12)
-    law_name, law_value, w, delta, s_delta = None, math.nan, 0.0, 0.0, 0.0
-    if fits is None and n >= 6:
-        fits = fit_response_laws(t, y, reward_bounds=reward_bounds)
-    sigma_eff = sigma
-    if fits is not None and fits.get("preferred"):
-        fit = fits[fits["preferred"]]
-        if math.isfinite(fit.chi2_reduced):
-            sigma_eff = sigma * math.sqrt(max(1.0, fit.chi2_reduced))
-        law_name = fit.law
-        try:
-            tw = t[-win:]
-            law_value = float(np.mean(fit.predict(target)))
-            # Δ and its sd: gradient of (law's mean over the target − law's mean over the persistence window)
-            g = None
-            if fit._cov is not None:
-                from .response_laws import _jacobian
-                jt = _jacobian(fit.law, fit._theta, (target - fit.t0) / fit._window)
-                jw = _jacobian(fit.law, fit._theta, (tw - fit.t0) / fit._window)
-                g = jt.mean(0) - jw.mean(0)
-            anchor = float(np.mean(fit.predict(tw)))
-            delta = law_value - anchor
-            # the law's level at the prefix end is replaced by persistence: Δ is the law's predicted change
-            s_delta = math.sqrt(max(float(g @ fit._cov @ g), 0.0)) if g is not None else abs(delta)
-            if math.isfinite(delta) and math.isfinite(s_delta):
-                w = delta * delta / (delta * delta + s_delta * s_delta) if delta != 0 else 0.0
-                if fit.status == "at bound":
-                    w *= 0.5
-                elif fit.status == "failed":
-                    w = 0.0
-            else:
-                delta, s_delta, w = 0.0, 0.0, 0.0
-        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
-            delta, s_delta, w = 0.0, 0.0, 0.0
-    var_target = sigma ** 2 / max(target.size, 1)
-    var_drift = (0.45 * sigma_eff) ** 2 * math.sqrt(1.0 + h_points / n)
-    value = c + w * delta
-    var = var_c + (w * s_delta) ** 2 + ((1 - w) * delta) ** 2 + var_target + var_drift
-    sd = math.sqrt(max(var, 0.0))
-    low, high = value - z * sd, value + z * sd
-    if reward_bounds is not None:
-        value = min(max(value, reward_bounds[0]), reward_bounds[1])
-        low, high = max(low, reward_bounds[0]), min(high, reward_bounds[1])
-    return Forecast(float(value), float(low), float(high), float(c), law_name, float(law_value), float(w),
-                    int(t[-1]))
+    disp = math.sqrt(sum(w[k] * (preds[k] - value) ** 2 for k in w))
+    scale = math.sqrt(sigma * sigma + disp * disp) * math.sqrt(1.0 + hr)
+    cls = noise_class(y, reward_bounds) if t.size >= 3 else "noisy"
+    q = conformal_quantile_for(cls, conformal)
+    half = q * scale
+    low = max(value - half, band[0]) if math.isfinite(half) else band[0]
+    high = min(value + half, band[1]) if math.isfinite(half) else band[1]
+    pers = persistence(y, window) if window is not None else preds["level_20"]
+    top = max(w, key=w.get)
+    return Forecast(float(value), float(low), float(high), float(pers), top, float(preds[top]),
+                    float(1.0 - sum(v for k, v in w.items() if k.startswith("level_"))), int(t[-1]), band, cls,
+                    float(scale), float(q), dict(w), dict(preds), dict(excluded))
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Baselines and the calibration protocol
+# Protocol, baselines, calibration and the benchmark
 # ---------------------------------------------------------------------------------------------------------------
 
-def mmf(t, alpha, beta, kappa, delta):
-    """MMF learning curve α − (α − β)/(1 + (κt)^δ) (Domhan et al. 2015)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return alpha - (alpha - beta) / (1.0 + np.power(np.maximum(kappa * t, 0.0), delta))
+def _protocol_split(n: int, frac: float) -> tuple[int, int]:
+    """(prefix length, tail length) of the protocol for a log of n points."""
+    tail = max(1, int(math.ceil(0.1 * n)))
+    return max(6, int(round(frac * n))), tail
 
 
-def fit_mmf(t, y) -> np.ndarray | None:
-    """Least-squares MMF fit (a few starts); None if every start fails."""
-    import warnings
-
-    from scipy.optimize import least_squares
-
-    t = np.asarray(t, float)
-    y = np.asarray(y, float)
-    span = max(float(np.ptp(y)), 1e-9)
-    dur = max(float(t[-1]), 1.0)
-    lo = [y.min() - 3 * span, y.min() - 3 * span, 1e-4 / dur, 0.1]
-    hi = [y.max() + 3 * span, y.max() + 3 * span, 1e3 / dur, 10.0]
-    best = None
-    for k0 in (0.3 / dur, 3.0 / dur, 30.0 / dur):
-        for d0 in (1.0, 2.0):
-            x0 = np.clip([y[-max(1, y.size // 10):].mean(), y[0], k0, d0], np.array(lo) + 1e-12,
-                         np.array(hi) - 1e-12)
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    r = least_squares(lambda p: mmf(t, *p) - y, x0, bounds=(lo, hi), max_nfev=400)
-            except (ValueError, FloatingPointError):
-                continue
-            if np.isfinite(r.cost) and (best is None or r.cost < best.cost):
-                best = r
-    return None if best is None else best.x
+def _baselines(tp, yp, target_steps, bounds, n_full) -> dict[str, float]:
+    """The published baselines as a user would run them (unclipped), each falling back to persistence."""
+    pers = persistence(yp, max(1, n_full // 25))
+    out = {"persistence": pers}
+    for fam in CURVE_FAMILIES:
+        cf = fit_curve(tp, yp, fam)
+        v = _mean_pred(cf.predict, target_steps) if cf is not None else pers
+        out[fam] = v if math.isfinite(v) else pers
+    se = fit_response(tp, yp, "single_exponential", reward_bounds=bounds)
+    v = _mean_pred(se.predict, target_steps) if se.status != "failed" and se._theta is not None else pers
+    out["single_exponential"] = v if math.isfinite(v) else pers
+    return out
 
 
 def score_log(steps, reward, *, prefixes: Iterable[float] = PREFIXES,
-              reward_bounds: tuple[float, float] | None = None) -> list[dict[str, Any]]:
-    """The DESIGN.md protocol on one log: for each prefix fraction, the error of the forecaster, persistence, the
-    single exponential and MMF, and whether the 80 % interval covered the target."""
-    t = np.asarray(steps, dtype=float)
-    y = np.asarray(reward, dtype=float)
-    ok = np.isfinite(t) & np.isfinite(y)
-    t, y = t[ok], y[ok]
+              reward_bounds: tuple[float, float] | None = None, conformal: dict[str, Any] | None = None,
+              baselines: bool = True) -> list[dict[str, Any]]:
+    """The DESIGN.md protocol on one log: per prefix fraction, on the same row, the error (share of the whole
+    curve's range) of the forecast and of each baseline (:data:`BASELINES`), whether the 80 % interval covered the
+    target, the interval width (share of the range), the prefix's noise class and the conformal score."""
+    t, y = _clean(steps, reward)
     n = t.size
-    tail = max(1, int(math.ceil(0.1 * n)))
-    target_steps = t[-tail:]
-    target = float(y[-tail:].mean())
-    rng = float(np.ptp(y)) or 1.0
     rows = []
+    if n < 8:
+        return rows
+    rng = float(np.ptp(y)) or 1.0
     for frac in prefixes:
-        m = max(6, int(round(frac * n)))
+        if not (0.0 < frac < 1.0):
+            raise ValueError(f"prefix fractions must be in (0, 1), got {frac}")
+        m, tail = _protocol_split(n, frac)
         if m >= n - tail:
             continue
+        target_steps = t[-tail:]
+        target = float(y[-tail:].mean())
         tp, yp = t[:m], y[:m]
-        fc = forecast(tp, yp, target_steps, reward_bounds=reward_bounds, window=max(1, n // 25))
-        pers = _persistence(yp, max(1, n // 25))
-        se = fit_response(tp, yp, "single_exponential", reward_bounds=reward_bounds)
-        se_val = float(np.mean(se.predict(target_steps))) if se.status != "failed" else pers
-        p = fit_mmf(tp - tp[0], yp)
-        mmf_val = float(np.mean(mmf(target_steps - tp[0], *p))) if p is not None else pers
-        rows.append({"prefix": frac, "n_prefix": m, "target": target,
-                     "error": abs(fc.value - target) / rng, "error_persistence": abs(pers - target) / rng,
-                     "error_single_exponential": abs(se_val - target) / rng,
-                     "error_mmf": abs(mmf_val - target) / rng if math.isfinite(mmf_val) else math.nan,
-                     "covered": bool(fc.low <= target <= fc.high), "weight": fc.weight, "law": fc.law,
-                     "interval_width": (fc.high - fc.low) / rng})
+        fc = forecast(tp, yp, target_steps, reward_bounds=reward_bounds, conformal=conformal)
+        row = {"prefix": frac, "n_prefix": m, "target": target, "range": rng, "forecast": fc.value,
+               "error": abs(fc.value - target) / rng, "covered": bool(fc.low <= target <= fc.high),
+               "interval_width": (fc.high - fc.low) / rng, "noise_class": fc.noise_class, "law": fc.law,
+               "weight": fc.weight, "score": _score(fc, target)}
+        if baselines:
+            for k, v in _baselines(tp, yp, target_steps, reward_bounds, n).items():
+                row[f"error_{k}"] = abs(v - target) / rng
+        rows.append(row)
     return rows
 
 
+def _score(fc: Forecast, target: float) -> float:
+    """Conformal score of one dev row: |target − ŷ|/s, ∞ when the target is outside the band."""
+    if not (fc.band[0] <= target <= fc.band[1]):
+        return math.inf
+    d = abs(target - fc.value)
+    if d == 0:
+        return 0.0
+    return d / fc.scale if fc.scale > 0 else math.inf
+
+
+def _usable(runs) -> list:
+    out = []
+    for r in runs:
+        st, y = r.log.reward_curve()
+        if np.isfinite(np.asarray(y, float)).sum() >= MIN_BENCH_POINTS:
+            out.append((r, np.asarray(st, float), np.asarray(y, float)))
+    return out
+
+
+def calibrate_conformal(runs, *, coverage: float = COVERAGE, prefixes: Iterable[float] = PREFIXES) -> dict[str, Any]:
+    """Split-conformal quantiles per noise class of the prefix from corpus runs (use ``load_corpus(split="dev")``)
+    with ≥ :data:`MIN_BENCH_POINTS` logged rewards, on the protocol's prefixes: ``{"coverage", "classes":
+    {class: {"quantile", "n"}}, "pooled": {...}, "runs", "rule"}``. Quantiles of ∞ are stored as None."""
+    scores: dict[str, list[float]] = {c: [] for c in NOISE_CLASSES}
+    used = _usable(runs)
+    for r, st, y in used:
+        for row in score_log(st, y, prefixes=prefixes, reward_bounds=r.reward_bounds, conformal={},
+                             baselines=False):
+            scores[row["noise_class"]].append(row["score"])
+
+    def entry(s):
+        q = conformal_quantile(s, coverage) if s else math.inf
+        return {"quantile": q if math.isfinite(q) else None, "n": len(s)}
+    pooled = [x for c in NOISE_CLASSES for x in scores[c]]
+    return {"coverage": coverage, "classes": {c: entry(scores[c]) for c in NOISE_CLASSES}, "pooled": entry(pooled),
+            "runs": len(used), "prefixes": list(prefixes),
+            "rule": "q = ceil((m+1)*coverage)-th smallest of |target - forecast|/scale (inf when the target is "
+                    "outside the band), per noise class of the prefix; see rlvr_dynamics.runs.forecast"}
+
+
+def write_conformal(path: str | os.PathLike | None = None, runs=None, *, table: dict[str, Any] | None = None) -> Path:
+    """Write a calibration table atomically (temp file in the same folder, then rename) to ``path`` (default
+    :data:`CONFORMAL_PATH`): ``table`` if given, else :func:`calibrate_conformal` of ``runs`` (default: the corpus
+    dev split). Clears the cache so the next :func:`forecast` reads it."""
+    path = Path(path) if path is not None else CONFORMAL_PATH
+    if table is None:
+        if runs is None:
+            from .corpus import load_corpus
+            runs = load_corpus(split="dev")
+        table = calibrate_conformal(runs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(table, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _load_conformal.cache_clear()
+    return path
+
+
+def benchmark_forecasts(runs, *, prefixes: Iterable[float] = PREFIXES, conformal: dict[str, Any] | None = None,
+                        tolerance: float = TOLERANCE) -> dict[str, Any]:
+    """Score :func:`forecast` and the baselines on corpus runs with ≥ :data:`MIN_BENCH_POINTS` logged rewards:
+    ``{"n_runs", "prefixes": {frac: {"n": rows, method: {"median_error", "within", "over_range"}}},
+    "noise_classes": {class: {"n", "coverage", "median_width"}}, "rows"}`` (``within``: share of rows with error
+    ≤ ``tolerance``; ``over_range``: count of rows with error > 1; width: share of the whole range)."""
+    rows = []
+    used = _usable(runs)
+    for r, st, y in used:
+        for row in score_log(st, y, prefixes=prefixes, reward_bounds=r.reward_bounds, conformal=conformal):
+            rows.append({**row, "run": r.name, "source": r.source})
+    methods = ("forecast",) + BASELINES
+    per: dict[float, Any] = {}
+    for frac in prefixes:
+        sel = [x for x in rows if x["prefix"] == frac]
+        entry: dict[str, Any] = {"n": len(sel)}
+        for mth in methods:
+            e = np.array([x["error" if mth == "forecast" else f"error_{mth}"] for x in sel], dtype=float)
+            entry[mth] = {"median_error": float(np.median(e)) if e.size else math.nan,
+                          "within": float(np.mean(e <= tolerance)) if e.size else math.nan,
+                          "over_range": int(np.sum(e > 1.0))}
+        per[frac] = entry
+    classes = {}
+    for c in NOISE_CLASSES:
+        sel = [x for x in rows if x["noise_class"] == c]
+        classes[c] = {"n": len(sel),
+                      "coverage": float(np.mean([x["covered"] for x in sel])) if sel else math.nan,
+                      "median_width": float(np.median([x["interval_width"] for x in sel])) if sel else math.nan}
+    return {"n_runs": len(used), "prefixes": per, "noise_classes": classes, "rows": rows}
+
+
+def format_forecast_benchmark(bench: dict[str, Any], title: str = "") -> str:
+    """Markdown tables of :func:`benchmark_forecasts`: per prefix, median error / share within 5 % / count off by
+    more than the range for each method; per noise class, the 80 % coverage and median width."""
+    methods = ("forecast",) + BASELINES
+    lines = ([f"**{title}**", ""] if title else []) + [
+        f"{bench['n_runs']} runs; cells: median error / within {TOLERANCE:.0%} / # off by > 1× range", "",
+        "| prefix | rows | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+    for frac, e in bench["prefixes"].items():
+        cells = [f"{e[m]['median_error']:.3f} / {e[m]['within']:.0%} / {e[m]['over_range']}"
+                 if e["n"] else "–" for m in methods]
+        lines.append(f"| {frac:.0%} | {e['n']} | " + " | ".join(cells) + " |")
+    lines += ["", "| noise class | rows | 80 % coverage | median width (share of range) |", "|---|---|---|---|"]
+    for c, e in bench["noise_classes"].items():
+        if e["n"]:
+            lines.append(f"| {c} | {e['n']} | {e['coverage']:.0%} | {e['median_width']:.3f} |")
+        else:
+            lines.append(f"| {c} | 0 | – | – |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Kept for report.py / bench_runs.py: the older (name, steps, reward, bounds) interface
+# ---------------------------------------------------------------------------------------------------------------
+
+def fit_mmf(t, y) -> np.ndarray | None:
+    """MMF parameters (α, β, κ, δ) fitted with t measured from t[0] (:func:`~.learning_curves.fit_curve`);
+    None when there is nothing to fit."""
+    cf = fit_curve(t, y, "mmf")
+    return None if cf is None else np.array(cf.params)
+
+
 def calibration_table(logs: list[tuple[str, np.ndarray, np.ndarray, tuple[float, float] | None]], *,
-                      prefixes: Iterable[float] = PREFIXES, tolerance: float = 0.05) -> dict[float, dict[str, Any]]:
+                      prefixes: Iterable[float] = PREFIXES, tolerance: float = TOLERANCE) -> dict[float, dict[str, Any]]:
     """Aggregate :func:`score_log` over ``[(name, steps, reward, reward_bounds), …]``: per prefix, the share of
     logs within ``tolerance`` of the range and the median error for each method, and the 80 % coverage."""
     per: dict[float, list[dict[str, Any]]] = {}
@@ -217,8 +610,7 @@ def calibration_table(logs: list[tuple[str, np.ndarray, np.ndarray, tuple[float,
     out = {}
     for frac, rows in sorted(per.items()):
         entry: dict[str, Any] = {"n_logs": len(rows)}
-        for key, label in (("error", "forecast"), ("error_persistence", "persistence"),
-                           ("error_single_exponential", "single_exponential"), ("error_mmf", "mmf")):
+        for key, label in (("error", "forecast"),) + tuple((f"error_{b}", b) for b in BASELINES):
             e = np.array([r[key] for r in rows], dtype=float)
             e = e[np.isfinite(e)]
             entry[label] = {"within": float(np.mean(e <= tolerance)) if e.size else math.nan,
