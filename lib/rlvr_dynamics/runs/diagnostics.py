@@ -25,9 +25,10 @@ declared ``reward_bounds``; else (0, 1) on the rows where every reward so far li
 =========================  ===================================================  =====================================
 detector                   signal                                               fires when
 =========================  ===================================================  =====================================
-``reward_hacking``         training reward R (smoothed, effect = 0.1·scale)     at 2 consecutive evaluations /
-                           vs (i) a held-out / strict evaluation E (``eval_…``, rows: R has risen, S_R − R₀ > δ_R =
-                           ``val/…``), rows where a new evaluation arrived;     3σ_R√(2/k), while the evaluation
+``reward_hacking``         training reward R (smoothed, effect = 0.1 × its      at 2 consecutive evaluations /
+                           running range) vs (i) a held-out / strict eval E    rows: R has risen, S_R − R₀ > δ_R =
+                           (``eval_…``, ``val/…``) at rows where a new one      3σ_R√(2/k), while the evaluation
+                           arrived;
                            (ii) a correctness sub-reward C (``rewards/<name>``  FELL: mean of the last 2 E < running
                            with correct/answer/accura/exact in the name) when   max of such means − δ_E, δ_E =
                                                                                 max(3σ_E/√2,
@@ -37,7 +38,7 @@ detector                   signal                                               
                                                                                 A greedy eval that starts higher or
                                                                                 saturates never fires (no ratio of
                                                                                 sampled vs greedy gains)
-``advantage_degeneracy``   fraction f of groups with zero reward std: TRL's     smoothed f > 0.5 (window: effect
+``advantage_degeneracy``   fraction f of groups with zero reward std: TRL's     smoothed f > 0.75 (window: effect
                            ``frac_reward_zero_std``; else 1[reward_std == 0]    0.25), sustained, while entropy ≥
                            from TRL/Unsloth ``reward_std`` (the mean of the     25 % of its initial (first-k) mean
                            per-group stds: 0 ⇔ every group degenerate, so the   when logged, and not at the upper
@@ -65,10 +66,15 @@ detector                   signal                                               
                                                                                 interval above 1; (d) verdict
                                                                                 ``unstable`` ((c), (d): whole-prefix
                                                                                 readings, fire at the last step)
-``collapse_warning``       smoothed reward S (window for effect                 S < P − 0.2·G with G = P − F >
-                           0.2·gain, two passes), its running peak P, floor F   3σ√(2/k) and the trailing slope of
-                           (lower reward bound, else the running min of S up    R over max(k, 5) rows has t < −2;
-                           to the peak)                                         re-arms once S ≥ P − 0.1·G
+``collapse_warning``       smoothed reward S (window k for effect 0.3·gain     (A) S < P − 0.3·G with G = P − F >
+                           with Z = 4, two passes), running peak P of the       3σ√(2/k) and the trailing slope of
+                           smoothing over 4k, floor F (lower reward bound,      R over max(k, 5) rows has t < −2;
+                           else the running min of that smoothing up to the     (B) S < P − 0.1·G with ≥ 2 of 4
+                           peak); precursors: entropy (6-row mean ≥ 1.5× its    precursors on; needs 4k rows;
+                           running min or ≤ its running max / 1.5), clipped-    re-arms once S ≥ P − 0.1·G
+                           completion ratio (3-row mean > 0.5), grad norm
+                           (6-row mean ≥ 3× the median of the first 6), KL
+                           (6-row mean ≥ 10× its value 12 rows before, ≥ 0.01)
 =========================  ===================================================  =====================================
 
 A detector whose series the log lacks reports ``available=False`` (not a silent "no"). ``detail["collapse_step"]``
@@ -516,7 +522,8 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
     reward (passed to the reading); ``margin``: :func:`~.response_laws.stability_margin` output (needs K_ref);
     ``reading=False`` skips (d) (the causal signals only)."""
     thr = (f"(a) smoothed grad norm ≥ {GRAD_NORM_GROWTH:g}× initial and rising; (b) smoothed clip fraction > "
-           f"{CLIP_FRACTION}; (e) |Δreward| RMS over {ENVELOPE_WINDOW} rows ≥ {ENVELOPE_GROWTH:g}·√2σ (σ of the first half); (f) KL ×{KL_JUMP:g} within "
+           f"{CLIP_FRACTION}; (e) std of Δreward over {ENVELOPE_WINDOW} rows ≥ {ENVELOPE_GROWTH:g}·√2σ (σ of the "
+           f"first half); (f) KL ×{KL_JUMP:g} within "
            f"a window; (g) entropy ≥ {ENTROPY_BLOWUP:g}× its running min; all sustained; (c) stability margin 80 % "
            f"interval above 1; (d) reading verdict 'unstable'")
     events: list[dict] = []
