@@ -184,7 +184,9 @@ def test_cli_json_is_strict_and_forecast_does_not_swallow_the_log(tmp_path, caps
     assert set(report["forecast"]) == {"200", "400"}
     lo, hi = report["forecast_interval"]["400"]
     assert lo <= report["forecast"]["400"] <= hi
-    assert report["forecast"]["400"] == pytest.approx(0.7, abs=0.01)
+    # the forecast never leaves the observed range (runs.forecast.POINT_FACTOR = 0); the interval covers the plateau
+    assert max(laws_curve) - 0.01 <= report["forecast"]["400"] <= max(laws_curve) + 1e-12
+    assert lo <= 0.7 <= hi
     del y
 
 
@@ -319,7 +321,9 @@ def test_cli_reads_the_project_run_config(capsys):
     assert "refresh_interval = 32 read from" in err
     report = json.loads(out)
     assert report["hyperparameters"]["refresh_interval"] == 32
-    assert report["response"]["reading"]["stability"]["margin"] is not None
+    # its reward is logged on only 7 steps (the run collapsed to NaN losses): no verdict, so no stability margin
+    assert report["dynamics"]["verdict"] == "undetermined"
+    assert "stability" not in report["response"]["reading"]
 
 
 @pytest.mark.parametrize("folder", ["tensorboardx", "tensorboard"])
