@@ -146,7 +146,7 @@ def main() -> None:
     if shared:
         sections.append((f"Forecasts on the {len(shared)} shared logs alone",
                          fc.format_forecast_benchmark(fc.benchmark_forecasts(shared))))
-    sections.append((f"The oscillator reading ({args.split} part)", rd.format_reading_benchmark(
+    sections.append((f"The oscillator reading ({args.split} part)", rd.format_benchmark(
         rd.benchmark_reading(runs))))
     dbench = dg.benchmark_detectors(runs)
     sections.append((f"The detectors ({args.split} part)", dg.format_detector_benchmark(dbench)))
@@ -162,9 +162,10 @@ def main() -> None:
                   f"do not edit -->\n")
         atomic_write_text(TABLES, header + text.replace("### ", "#### ") + "\n")
         reliability_figure(fbench, RELIABILITY_PNG)
-        (TABLES.with_suffix(".json")).write_text(json.dumps(
-            {"split": args.split, "tools_hash": tools_hash(), "forecast": _jsonable(fbench),
-             "detectors": _jsonable(dbench)}, indent=1, allow_nan=False))
+        summary = {"split": args.split, "tools_hash": tools_hash(),
+                   "forecast": _jsonable({k: v for k, v in fbench.items() if k != "rows"}),
+                   "detectors": _jsonable(dbench)}
+        atomic_write_text(TABLES.with_suffix(".json"), json.dumps(summary, indent=1, allow_nan=False) + "\n")
         print(f"wrote {TABLES.relative_to(REPO_ROOT)} and {RELIABILITY_PNG.relative_to(REPO_ROOT)}", file=sys.stderr)
 
 

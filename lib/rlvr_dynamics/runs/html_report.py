@@ -56,19 +56,9 @@ HP_SYMBOLS = (("learning_rate", "η", "learning rate"), ("momentum", "μ", "mome
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .._io import atomic_write_bytes
+
+    atomic_write_bytes(path, data)
 
 
 # ----------------------------------------------------------------------------------------------------------------
