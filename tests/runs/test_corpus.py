@@ -105,6 +105,11 @@ def test_load_corpus_splits_by_source_and_checks_arguments():
         by_family.setdefault((r.source, r.name.rsplit("-", 1)[0].split("-lr")[0]), set()).add(r.split)
     assert all(len(s) == 1 for s in by_family.values()), "a family sits in both splits"
     assert {r.split for r in runs if r.source == "project-fail"} == {"test"}
+    v1 = C.load_corpus(sources=("project",), include_shared=False, version=1)
+    assert {r.split for r in v1} == {"dev", "test"}
+    assert {r.split for r in runs if r.source == "project"} == {"dev"}   # v2 moved the v1 test families to dev
+    with pytest.raises(ValueError, match="version"):
+        C.load_corpus(version=3)
     bis = [r for r in runs if r.source == "bisection"]
     assert len(bis) > 500 and {r.outcome for r in bis} == {"healthy", "collapse"}
     with pytest.raises(ValueError, match="split"):

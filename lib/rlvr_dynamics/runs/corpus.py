@@ -5,8 +5,17 @@ Every forecaster, reading and detector in :mod:`rlvr_dynamics.runs` is judged on
 (2026-12-01) before any forecaster, reading or detector was scored on the corpus; constants of the tools are tuned
 on ``split == "dev"`` only.
 
-Sources
--------
+Split versions
+--------------
+**v2 (default since 2026-12-01, a rule change made after the v1 test part was scored once,
+``book/doctor_benchmark_v1.md``).** The v1 test part showed false alarms coming from real families that v1's dev part
+lacked (p1-main, p2-stall, p2-fresh, SmolLM2), so tuning on them now requires moving them out of the test part. v2:
+dev = v1 dev + the v1 test project families + simulated seed family 1; test = simulated seed family **2** (never
+generated before this change), ``p2-len-adam``, ``project-fail`` and ``shared`` (these three were scored once, in
+aggregate, under v1; no rule was tuned on them). ``load_corpus(version=1)`` gives the v1 split for the record.
+
+Sources (v1 split)
+------------------
 =================  ===========================================================================  =====
 source             what                                                                         split
 =================  ===========================================================================  =====
@@ -368,15 +377,24 @@ def simulate_run(regime: str, seed: int | np.random.Generator, *, name: str | No
                      meta)
 
 
-def simulated_runs(split: str) -> list[CorpusRun]:
-    """The simulated part of ``split``: :data:`SIM_COUNTS` runs per regime from seed family 0 (dev) or 1 (test),
-    each run seeded by ``SeedSequence([family, regime index, i])`` so adding a regime never shifts another."""
-    family = {"dev": 0, "test": 1}[split]
+SIM_FAMILIES = {1: {"dev": (0,), "test": (1,)}, 2: {"dev": (0, 1), "test": (2,)}}
+"""Split version → split → simulated seed families."""
+PROJECT_TEST_FAMILIES_V1 = ("p1-main", "p2-stall", "p2-fresh", "smollm-main", "smollm-pilot", "smollm2-add")
+"""The project families in v1's test part that v2 moves to dev (module docstring, "Split versions")."""
+SPLIT_VERSION = 2
+"""The split :func:`load_corpus` uses by default."""
+
+
+def simulated_runs(split: str, family: int | None = None) -> list[CorpusRun]:
+    """Simulated runs of seed ``family`` (default: 0 for ``split="dev"``, 1 for ``"test"``, the v1 split):
+    :data:`SIM_COUNTS` runs per regime, each seeded by ``SeedSequence([family, regime index, i])`` so adding a regime
+    never shifts another. Names carry the family (``sim-f<family>-<regime>-<i>``)."""
+    family = {"dev": 0, "test": 1}[split] if family is None else int(family)
     out = []
     for ri, regime in enumerate(SIM_REGIMES):
         for i in range(SIM_COUNTS[regime]):
             rng = np.random.default_rng(np.random.SeedSequence([family, ri, i]))
-            out.append(simulate_run(regime, rng, name=f"sim-{split}-{regime}-{i:02d}", split=split))
+            out.append(simulate_run(regime, rng, name=f"sim-f{family}-{regime}-{i:02d}", split=split))
     return out
 
 
@@ -491,25 +509,40 @@ def shared_runs(folder: Path | None = None) -> list[CorpusRun]:
     return out
 
 
+def _with_split(run: CorpusRun, split: str) -> CorpusRun:
+    from dataclasses import replace
+
+    return run if run.split == split else replace(run, split=split)
+
+
 @lru_cache(maxsize=4)
-def _load_all(include_shared: bool) -> tuple[CorpusRun, ...]:
-    runs = simulated_runs("dev") + simulated_runs("test") + bisection_runs() + project_runs()
+def _load_all(include_shared: bool, version: int) -> tuple[CorpusRun, ...]:
+    runs = [r for split, fams in SIM_FAMILIES[version].items() for fam in fams for r in simulated_runs(split, fam)]
+    runs += bisection_runs()
+    for r in project_runs():
+        fam = _family(r.name)
+        moved = version >= 2 and r.source == "project" and (fam in PROJECT_TEST_FAMILIES_V1 or
+                                                             fam.split("-lr")[0] in PROJECT_TEST_FAMILIES_V1)
+        runs.append(_with_split(r, "dev") if moved else r)
     if include_shared:
         runs += shared_runs()
     return tuple(runs)
 
 
 def load_corpus(split: str | None = None, sources: Iterable[str] | None = None, *,
-                include_shared: bool = True) -> list[CorpusRun]:
+                include_shared: bool = True, version: int = SPLIT_VERSION) -> list[CorpusRun]:
     """The labelled corpus (module docstring), optionally one ``split`` (``"dev"``/``"test"``) and some
-    ``sources`` (:data:`SOURCES`). Deterministic; cached per process (about 3 s to build)."""
+    ``sources`` (:data:`SOURCES`), under split ``version`` (1 or 2, module docstring). Deterministic; cached per
+    process (about 3–5 s to build)."""
     if split not in (None, "dev", "test"):
         raise ValueError(f"split must be None, 'dev' or 'test', got {split!r}")
+    if version not in SIM_FAMILIES:
+        raise ValueError(f"version must be one of {sorted(SIM_FAMILIES)}, got {version!r}")
     src = tuple(sources) if sources is not None else SOURCES
     bad = [s for s in src if s not in SOURCES]
     if bad:
         raise ValueError(f"sources must be among {SOURCES}, got {bad}")
-    return [r for r in _load_all(include_shared) if (split is None or r.split == split) and r.source in src]
+    return [r for r in _load_all(include_shared, version) if (split is None or r.split == split) and r.source in src]
 
 
 def summary(runs: list[CorpusRun]) -> list[dict[str, Any]]:
