@@ -190,8 +190,16 @@ def test_metrics_reach_reporting_callbacks_and_doctor_stops(cache, tmp_path):
         for f in ("gap_alignment", "cumulative_gap_alignment", "group_reward_std", "is_ratio_mean", "eval_reward"):
             assert DYNAMICS_PREFIX + f in r, f
             assert f not in r  # namespaced, not bare
-    # the doctor's outputs go out with the next log (the reporting callbacks have run for the current one)
-    assert [r.get("dynamics/plateau") for r in train_logs] == [None, 0.25, 0.5]
+    # the doctor's outputs go out with the log of the step they describe: the callback runs first (attach)
+    assert trainer.callback_handler.callbacks[0] is cb
+    assert [r.get("dynamics/plateau") for r in train_logs] == [0.25, 0.5, 0.75]
+    assert [r.get("dynamics/plateau") for r in trainer.state.log_history if "reward" in r] == [0.25, 0.5, 0.75]
+    # the stop explains itself: flag and reason in the log, doctor_stop.json, a checkpoint at the stop step
+    assert train_logs[-1]["dynamics/stop"] == 1.0 and "step 3" in train_logs[-1]["dynamics/stop_reason"]
+    assert "dynamics/stop" not in train_logs[0]
+    stop = json.loads((tmp_path / "doctor_stop.json").read_text())
+    assert stop["stopped_at_step"] == 3
+    assert (tmp_path / "checkpoint-3").is_dir()
     # it saw each step's complete logged metrics under bare names: TRL's, the trainer's grad_norm, the callback's
     assert [s for s, _ in doctor.seen] == [1, 2, 3]
     step, metrics = doctor.seen[-1]

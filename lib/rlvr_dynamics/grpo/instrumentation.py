@@ -38,11 +38,14 @@ single-process value on the same batch; ``group_distinct_frac`` and the ratio fi
 * ``eval_*``: whatever ``eval_fn(model)`` returns, every ``eval_every`` steps (and at the first step); the value is
   carried forward between evaluations and ``eval_step`` says when it was measured.
 
-With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live every
-``doctor.every`` logged steps from each step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this
-callback's); its outputs (``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …) go out
-with the next log (the reporting integrations have already run for the current one), and with
-``RunDoctor(stop_on_instability=True)`` training stops right after the step where dynamical instability fires.
+With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live from each
+step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this callback's); its outputs
+(``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …, documented in
+:class:`~rlvr_dynamics.runs.live.RunDoctor`) are added to the log of the step they describe (this callback runs
+before the reporting integrations), and its last report is logged when training ends. With
+``RunDoctor(stop_on_instability=True)`` training stops at the step where the doctor's stop rule fires, and says why:
+one printed line, ``dynamics/stop`` and ``dynamics/stop_reason`` in the log, a checkpoint at that step and
+``<output_dir>/doctor_stop.json``.
 
 Values are averaged over the steps of a logging window as TRL averages its own (exact with ``logging_steps=1``; with
 more, ``cumulative_gap_alignment`` is the window's mean). The project's ``metrics.csv`` keeps the bare field names
@@ -131,7 +134,8 @@ class GRPODynamicsCallback(TrainerCallback):
         self._fresh: dict[str, Any] | None = None
         self._inputs: list[dict[str, Any]] | None = None
         self.cumulative_gap_alignment_fresh = 0.0
-        self._doctor_out: dict[str, float] = {}
+        self._stopped = False
+        self._in_final_log = False
         self.trainer = None
         self._batch: dict[str, Any] | None = None
         self._all_rewards: torch.Tensor | None = None
@@ -155,8 +159,11 @@ class GRPODynamicsCallback(TrainerCallback):
         self.trainer = trainer
         trl_compat.capture_rollouts(trainer, self._on_rewards, self._on_batch)
         trainer._rlvr_dynamics_owner = self
-        if trainer.callback_handler is not None and self not in trainer.callback_handler.callbacks:
-            trainer.add_callback(self)
+        handler = trainer.callback_handler
+        if handler is not None:
+            # first in line: the doctor's fields, added to the step's logs in on_log, then reach the reporting
+            # integrations (W&B, TensorBoard, trackio) that run after it, at the step they describe
+            handler.callbacks[:] = [self] + [cb for cb in handler.callbacks if cb is not self]
         return self
 
     def _on_rewards(self, all_rewards: torch.Tensor) -> None:
@@ -394,20 +401,65 @@ class GRPODynamicsCallback(TrainerCallback):
         trainer = self.trainer
         for name, value in row.items():
             trl_compat.push_metric(trainer, DYNAMICS_PREFIX + name, value)
-        for name, value in self._doctor_out.items():  # the doctor's report on the previous logged step
-            trl_compat.push_metric(trainer, name, value)
-        self._doctor_out = {}
         return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         """Feed the doctor the step's complete logged metrics (TRL's, the trainer's ``grad_norm`` and ``loss``,
-        and this callback's); its ``dynamics/*`` outputs go out with the next log, and a stop is decided on every
-        process together."""
-        if self.doctor is None or not logs or ("loss" not in logs and "reward" not in logs):
+        and this callback's); its ``dynamics/*`` outputs are added to this very log (this callback runs before the
+        reporting integrations, :meth:`attach`) and to ``state.log_history``; a stop is decided on every process
+        together and explains itself (:meth:`_stop`)."""
+        if self.doctor is None or self._in_final_log or not logs or ("loss" not in logs and "reward" not in logs):
             return control
         metrics = {bare_name(k): v for k, v in logs.items() if not bare_name(k).startswith(DYNAMICS_PREFIX)}
-        # held until the next on_step_end: GRPOTrainer.log clears its metric lists right after this event
-        self._doctor_out = self.doctor.update(state.global_step, metrics)
-        if all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0:  # all stop together
-            control.should_training_stop = True
+        out = dict(self.doctor.update(state.global_step, metrics))
+        stop = all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0  # all stop together
+        if stop and not self._stopped:
+            out.update(self._stop(args, state, control))
+        self._add_to_log(logs, state, out)
+        return control
+
+    def _add_to_log(self, logs: dict[str, Any], state, out: dict[str, Any]) -> None:
+        """Add the doctor's fields to the dict the reporting callbacks receive and to the step's log_history entry."""
+        if not out:
+            return
+        logs.update(out)
+        last = state.log_history[-1] if state.log_history else None
+        if isinstance(last, dict) and last.get("step") == state.global_step:
+            last.update(out)
+
+    def _stop(self, args, state, control) -> dict[str, Any]:
+        """Stop training at this step and say why: one printed line (main process), ``dynamics/stop`` = 1 and
+        ``dynamics/stop_reason`` (text) in the log, a checkpoint saved at this step, and
+        ``<output_dir>/doctor_stop.json`` (rule, step, the numbers that fired it)."""
+        import json
+        from pathlib import Path
+
+        from .._io import atomic_write_text
+
+        self._stopped = True
+        control.should_training_stop = True
+        control.should_save = True
+        reason = dict(getattr(self.doctor, "stop_reason", None) or {})
+        reason.setdefault("step", int(state.global_step))
+        reason.setdefault("rule", "dynamical_instability")
+        text = reason.get("text") or f"{reason['rule']} at step {reason['step']}"
+        reason["text"] = text
+        if state.is_world_process_zero:
+            print(f"rlvr-dynamics: stopping training at step {state.global_step}: {text}", flush=True)
+            atomic_write_text(Path(args.output_dir) / "doctor_stop.json",
+                              json.dumps({**reason, "stopped_at_step": int(state.global_step)}, indent=1,
+                                         default=float) + "\n")
+        return {"dynamics/stop": 1.0, "dynamics/stop_reason": text}
+
+    def on_train_end(self, args, state, control, **kwargs):
+        """The doctor's last report (``RunDoctor.finish``), logged at the final step so a run's end is never lost."""
+        if self.doctor is None or self.trainer is None or not hasattr(self.doctor, "finish"):
+            return control
+        out = self.doctor.finish()
+        if out:
+            self._in_final_log = True
+            try:
+                self.trainer.log(dict(out))
+            finally:
+                self._in_final_log = False
         return control
