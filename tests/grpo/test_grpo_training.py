@@ -288,3 +288,44 @@ def test_gradient_checkpointing_off_changes_no_number(cache, tmp_path):
                            progress=False) / "metrics.csv")
     for col in ("reward", "loss", "grad_norm", "gap_alignment", "update_norm"):
         assert off[col] == pytest.approx(on[col], rel=1e-6, abs=1e-9), col
+
+
+def test_trl_user_end_to_end_tensorboard_then_fit_html(cache, tmp_path, capsys):
+    """As a TRL user runs it: a plain GRPOConfig with report_to="tensorboard", the callback added the TRL way with a
+    RunDoctor, then ``rlvr-dynamics fit output_dir --html``: the report names the run and reads η, β1 and K_ref from
+    TRL's own files (training_args.bin in the checkpoints, the 'args' text in the event files)."""
+    pytest.importorskip("tensorboard")
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rlvr_dynamics.cli import main
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+    from rlvr_dynamics.grpo.runner import resolve_model, training_dataset
+    from rlvr_dynamics.grpo.tasks import make_reward_function
+    from rlvr_dynamics.runs.live import RunDoctor
+
+    cfg = smoke_config(max_steps=6)
+    model_path, _ = resolve_model(cfg)
+    out = tmp_path / "my-grpo-run"
+    # K_ref = steps_per_generation × num_iterations / gradient_accumulation_steps = 1 × 2 / 1: TRL generates (and
+    # logs a reward) on steps 1, 3, 5
+    args = GRPOConfig(output_dir=str(out), max_steps=6, per_device_train_batch_size=16, num_generations=4,
+                      max_completion_length=cfg.max_completion_length, learning_rate=2e-3, adam_beta1=0.8,
+                      num_iterations=2, steps_per_generation=1, gradient_accumulation_steps=1, logging_steps=1,
+                      save_steps=3, report_to="tensorboard", use_cpu=True, bf16=False, beta=0.0, loss_type="grpo",
+                      disable_tqdm=True, seed=3)
+    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)], args=args,
+                          train_dataset=training_dataset(cfg), processing_class=AutoTokenizer.from_pretrained(model_path))
+    doctor = RunDoctor(every=1, refresh_interval=2)
+    trainer.add_callback(GRPODynamicsCallback(doctor=doctor))
+    trainer.train()
+    assert list(out.glob("runs/*/events.out.tfevents*")), "no TensorBoard events written"
+    assert (out / "checkpoint-6" / "training_args.bin").is_file()
+    capsys.readouterr()
+    rc = main(["fit", str(out), "--html", str(tmp_path / "report.html"), "--quick"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "learning_rate = 0.002 read from" in err and "refresh_interval = 2 read from" in err
+    page = (tmp_path / "report.html").read_text()
+    assert "my-grpo-run" in page.split("</h1>")[0]
+    assert "0.002" in page and "K_ref = 2" in page
