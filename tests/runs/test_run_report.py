@@ -113,3 +113,25 @@ def test_cli_help_imports_no_scipy():
                           "build_parser(); print(sorted(m for m in ('scipy', 'matplotlib', 'torch', 'papermill') "
                           "if m in sys.modules))"], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
+
+
+def test_reward_range_flag_bounds_the_report(tmp_path, capsys):
+    """``--reward-range LO HI`` declares the reward's bounds: the forecast interval stays inside them, and a bad pair
+    is refused in one line naming the flag (exit 2)."""
+    import json
+
+    from rlvr_dynamics.cli import main
+
+    rng = np.random.default_rng(0)
+    steps = np.arange(1, 201)
+    reward = np.clip(3.6 + 0.3 * rng.standard_normal(steps.size), 0, 4)   # a sum of four 0/1 rewards near its top
+    p = tmp_path / "m.csv"
+    p.write_text("step,reward\n" + "".join(f"{s},{r}\n" for s, r in zip(steps, reward)))
+    assert main(["fit", str(p), "--reward-range", "0", "4", "--forecast", "400", "--json", "--quick"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reward_bounds"] == [0.0, 4.0]
+    lo, hi = report["forecast_interval"]["400"]
+    assert 0.0 <= lo <= hi <= 4.0
+    assert main(["fit", str(p), "--reward-range", "4", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) >= 1 and "--reward-range" in err[-1] and "LO < HI" in err[-1]

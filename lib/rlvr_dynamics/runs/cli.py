@@ -64,7 +64,7 @@ def _expand(paths: list[str]) -> list[str] | None:
     return items or None
 
 
-def _one_line(path: str, args: argparse.Namespace) -> str:
+def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     """name, points, plateau, forecast ± 80 % half-width, reading verdict, fired detectors (module docstring)."""
     from pathlib import Path
 
@@ -74,14 +74,25 @@ def _one_line(path: str, args: argparse.Namespace) -> str:
     log = load_log(path, reward_column=args.reward_column)
     steps = log.reward_curve()[0]
     target = args.forecast[0] if args.forecast else int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
-    rep = fit_run(log, forecast_steps=[target], p1_laws=False)
+    rep = fit_run(log, forecast_steps=[target], p1_laws=False, reward_bounds=_reward_bounds(args))
     plateau = (rep.get("plateau") or {}).get("value")
     fc, iv = rep["forecast"].get(target), rep["forecast_interval"].get(target)
     half = None if not iv or None in iv else 0.5 * (iv[1] - iv[0])
     fired = [name for name, d in (rep.get("diagnostics") or {}).items() if d.get("fired")]
     name = Path(path).name
-    return (f"{name:42s} {rep['n_points']:5d}  plateau {_g(plateau):>8s}  @{target:<6d} {_g(fc):>8s} ± {_g(half):<8s} "
-            f"{rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
+    return (f"{name:{width}s} {rep['n_points']:6d} {_g(plateau):>9s}  {'@' + str(target):>7s} {_g(fc):>9s} ± "
+            f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
+
+
+def _reward_bounds(args: argparse.Namespace):
+    """``--reward-range LO HI`` as ``(lo, hi)``; ``"auto"`` (the report's rule: (0, 1) for a success rate) without
+    it. ValueError naming the flag when LO ≥ HI or a value is not finite."""
+    if not getattr(args, "reward_range", None):
+        return "auto"
+    lo, hi = args.reward_range
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"--reward-range takes LO HI with LO < HI (finite), got {lo:g} {hi:g}")
+    return (lo, hi)
 
 
 def _g(x) -> str:
@@ -89,11 +100,15 @@ def _g(x) -> str:
 
 
 def _cmd_many(paths: list[str], args: argparse.Namespace) -> int:
-    print(f"{'run':42s} {'points':>5s}  {'plateau':>16s}  {'forecast ± 80 %':>27s} {'reading':12s} fired")
+    from pathlib import Path
+
+    width = max([3] + [len(Path(p).name) for p in paths])
+    print(f"{'run':{width}s} {'points':>6s} {'plateau':>9s}  {'at step':>7s} {'forecast ± 80 %':>21s} "
+          f"{'reading':12s} fired")
     bad = 0
     for path in paths:
         try:
-            print(_one_line(path, args), flush=True)
+            print(_one_line(path, args, width), flush=True)
         except ValueError as exc:
             bad += 1
             print(f"rlvr-dynamics fit: error: {exc}", file=sys.stderr)
@@ -109,6 +124,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from .report import fit_run, format_report, to_jsonable
 
     _parse_forecast(args)
+    _reward_bounds(args)            # a bad --reward-range is refused before any file is read
     if not args.log:
         raise ValueError("missing LOG: the log file or folder to fit")
     many = _expand(args.log)
@@ -128,7 +144,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     try:
-        report = fit_run(log, momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
+        report = fit_run(log, reward_bounds=_reward_bounds(args),
+                         momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
                          refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
                          p1_laws=not args.quick)
         report["hyperparameters"] = {**hp, "notes": notes}
@@ -165,6 +182,10 @@ def add_fit_subcommand(sub) -> None:
                         "stability margin")
     p.add_argument("--forecast", nargs="+", metavar="STEP", help="predict the reward at these steps (80 %% "
                                                                   "interval)")
+    p.add_argument("--reward-range", nargs=2, type=float, metavar=("LO", "HI"),
+                   help="the reward's declared bounds (e.g. 0 1 for a success rate, 0 4 for a sum of four 0/1 "
+                        "rewards): fits, forecasts and intervals stay inside them (default: 0 1 when every logged "
+                        "reward lies in [0, 1], else the observed range widened, see the book's 'Diagnose a run')")
     p.add_argument("--json", action="store_true", help="print the full report as strict JSON")
     p.add_argument("--quick", action="store_true", help="skip P1's multi-start reference fits (most of the time)")
     p.add_argument("--no-config", action="store_true",
