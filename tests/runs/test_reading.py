@@ -59,3 +59,31 @@ def test_too_few_points_and_bad_input():
     assert read_dynamics(np.arange(10.0), np.linspace(0, 1, 10)).verdict == "undetermined"
     with pytest.raises(ValueError, match="steps and reward"):
         read_dynamics(np.arange(10.0), np.arange(9.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_growth_over_many_periods_reads_unstable(seed):
+    """Amplitude ×e^8 over 8 periods: the early periods sit at the noise floor, where their order is noise; the
+    growth is read over the last K ≥ 2 periods, not only from rises at each of the last two."""
+    rng = np.random.default_rng(200 + seed)
+    omega = 2 * math.pi / 37.5
+    y = 0.5 - 0.15 * np.exp(8 * (T - 300) / 300) * np.cos(omega * (T - 1)) + rng.normal(0, 0.02, T.size)
+    r = read_dynamics(T, y)
+    assert r.verdict == "unstable", r.reason
+    assert r.evidence["amplitude_grows"]
+
+
+def test_plateau_with_slow_wander_is_rarely_unstable():
+    """A rise and hold with an AR(1) wander of the level (φ = 0.97, 4× the step noise, as in batch-averaged real
+    logs): a late excursion of the wander is measured against the wander the residuals showed at the oscillation's
+    frequency and before the end; at most 2 of 50 read unstable (the rule before 2026-12-01: 9 of 100)."""
+    hits = []
+    for seed in range(50):
+        rng = np.random.default_rng(1000 + seed)
+        wander = np.zeros(T.size)
+        for i in range(1, T.size):
+            wander[i] = 0.97 * wander[i - 1] + 0.04 * math.sqrt(1 - 0.97 ** 2) * rng.standard_normal()
+        y = laws.single_exponential(T - 1, 0.1, 0.7, 300 / 7) + wander + rng.normal(0, 0.01, T.size)
+        r = read_dynamics(T, y, reward_bounds=(0.0, 1.0))
+        hits += [r.reason] if r.verdict == "unstable" else []
+    assert len(hits) <= 2, hits

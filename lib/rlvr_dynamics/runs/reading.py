@@ -8,25 +8,40 @@ on the run-doctor corpus's dev split, :mod:`.corpus`):
 1. **Too short.** Fewer than :data:`MIN_POINTS` finite points: ``undetermined``.
 2. **Noise only.** The noise ceiling :math:`1-\\sigma^2/\\mathrm{Var}(r)` (:func:`.noise.noise_ceiling`) is below
    :data:`NOISE_ONLY_CEILING` (or undefined: a constant reward): no law can explain enough of the curve to read it.
+   (Checked on the dev split: run through steps 3–5, 0 of the 39 growing curves below the ceiling read ``unstable``
+   and 37 fail step 4, whose scan is already the matched filter for a growing sinusoid on the raw points — a
+   smoothed curve or a periodogram peak carries no more evidence — while healthy noisy runs reach Δ ≈ 9 by
+   chance; so the rule stands.)
 3. **Stable laws.** The single exponential, the overdamped law and the oscillatory law with decay rate a ≥ 0
    (refitted under that constraint when the free fit grows). The best of them (lowest BIC) is the stable reading.
    None fitted: ``undetermined``.
-4. **Growth beats every stable law** (necessary for ``unstable``). With the growing fit's residual lag-1
-   autocorrelation ρ and reduced χ², the evidence is
-   :math:`\\Delta = (\\chi^2_{\\rm stable} - \\chi^2_{\\rm growing})/s^2 - (k_g-k_s)\\ln n`,
-   :math:`s^2=\\max(\\chi^2_{\\rm red},1)(1+\\rho)/(1-\\rho)`: a BIC difference in which a slow wander the growing law
-   also misses makes the points count less. :math:`\\Delta <` :data:`GROWTH_DELTA_BIC` reads ``stable``.
+4. **Growth beats every stable law** (necessary for ``unstable``). The residuals e of the best monotone law
+   (single exponential or overdamped) are fitted by :math:`e^{\\gamma\\tau}(A\\cos\\omega t+B\\sin\\omega t)`,
+   :math:`\\tau=(t-t_{\\rm end})/W`, over a grid of γ and ω (:func:`_growth_scan`: periods from 3 logged points to
+   W/3). With the best growing (γ > 0) and the best non-growing (γ ≤ 0) fit, the growing fit's residual lag-1
+   autocorrelation ρ and :math:`s^2 = \\mathrm{RSS}_{\\rm growing}/(n-k)\\cdot(1+\\rho)/(1-\\rho)`, the evidence is
+   :math:`\\Delta = (\\mathrm{RSS}_{\\rm non\\text{-}growing} - \\mathrm{RSS}_{\\rm growing})/s^2` (a slow wander the
+   growing law also misses makes the points count less). :math:`\\Delta <` :data:`GROWTH_DELTA_BIC` reads ``stable``.
 5. **Visible growth** (one of, else ``undetermined``: the growing law fits better but the data do not show it grow):
 
    a. *Amplitude grows.* Cut the log into whole periods :math:`P = 2\\pi/\\omega` of the growing fit, counted back
-      from the last step; in each, least squares of the reward on :math:`[1, t, \\cos\\omega t, \\sin\\omega t]`
-      gives the amplitude :math:`A_j` with standard error :math:`\\sigma_e\\sqrt{2/m_j}` (:math:`m_j` points,
-      :math:`\\sigma_e=\\sigma\\sqrt{(1+\\rho)/(1-\\rho)}`). The amplitude must rise at each of the last
-      :data:`GROWTH_PERIODS` periods, and from the first to the last of them by more than :data:`RISE_Z` standard
-      errors of the difference.
+      from the last step; in each, least squares of e on :math:`[1, \\cos\\omega t, \\sin\\omega t, t]` gives the
+      amplitude :math:`A_j` (the local slope absorbs a step or a ramp — a collapse or a late shift of level — that
+      would otherwise read as a large amplitude). Noise model: :math:`\\mathrm{Var}(A_j) = f_j\\,s_\\omega^2`, with
+      :math:`f_j` the mean of the cos and sin diagonal entries of :math:`(X^\\top X)^{-1}` (the slope is correlated
+      with sin ωt over one period) and :math:`s_\\omega^2 = s_u^2(1-\\rho^2)/(1-2\\rho\\cos\\omega\\Delta t+\\rho^2)` the
+      variance at frequency ω of an AR(1) series with the variance :math:`s_u^2` and lag-1 correlation ρ of the growing
+      fit's residuals (a wander counts as much as it has power at the oscillation's frequency, no more). The
+      amplitude grows when, for some K ≥ :data:`GROWTH_PERIODS`, the last period's amplitude exceeds the one K
+      periods before by more than :data:`RISE_Z` standard errors of the difference, and on the way neither a
+      period-to-period fall nor the excess of any amplitude of the window over the last one is larger than
+      :data:`FALL_Z` standard errors (growth may be spread over more than 2 periods, and the small early amplitudes
+      of a fast growth sit at the noise floor, where their order is noise).
    b. *Leaves the plateau.* Over the last :math:`m=\\max(5, n/10)` points the mean departure :math:`d` of the reward
-      from the best stable law exceeds :data:`DEPART_Z`·σ/√m, points away from the stable law's plateau, and is
-      larger than the departure over the :math:`m` points before (the reward is moving away, not wandering).
+      from the best stable law exceeds :data:`DEPART_Z` standard errors, points away from the stable law's plateau,
+      and is larger than the departure over the :math:`m` points before (the reward is moving away, not wandering).
+      The standard error is the RMS spread of every m-point mean of the residuals before those 2m points (floored at
+      σ/√m): an end that departs no more than the wander did earlier is not evidence.
 
 A curve that rises and holds is read by a stable law to within the noise, so step 4 fails and it is never
 ``unstable``; flat noise stops at step 2. ``benchmark_reading`` scores the rule on labelled runs.
@@ -53,11 +68,17 @@ NOISE_ONLY_CEILING = 0.2
 GROWTH_DELTA_BIC = 10.0
 """Autocorrelation-adjusted BIC advantage the growing law needs over the best stable law (step 4)."""
 GROWTH_PERIODS = 2
-"""Successive period-to-period rises of the amplitude required by step 5a."""
+"""Fewest periods over which step 5a reads a rise of the amplitude."""
 RISE_Z = 2.0
-"""Each rise of the amplitude must exceed this many standard errors (step 5a)."""
-DEPART_Z = 4.0
-"""The end's departure from the best stable law must exceed this many σ/√m (step 5b)."""
+"""The amplitude's rise over the last K ≥ GROWTH_PERIODS periods must exceed this many standard errors (step 5a)."""
+DEPART_Z = 5.0
+"""The end's departure from the best stable law must exceed this many standard errors (step 5b; 4 until
+2026-12-01: a near-random-walk wander, φ ≥ 0.97, drifts further at the end than its earlier m-point means spread, and
+read ``unstable`` on 2–4 % of plateaus with such a wander; the one dev growing curve read by 5b alone departs 5.5)."""
+FALL_Z = 1.0
+"""On the way up (step 5a), no period-to-period fall of the amplitude may exceed this many standard errors."""
+AMP_MIN_POINTS = 6
+"""Fewer points than this in a period: the amplitudes are not read (step 5a)."""
 STABLE_LAWS = ("single_exponential", "overdamped", "oscillatory")
 
 
@@ -195,9 +216,18 @@ def _growth_scan(t: np.ndarray, resid: np.ndarray) -> dict[str, Any]:
             "omega": float(omegas[jg]), "window": window}
 
 
-def _amplitudes(t: np.ndarray, y: np.ndarray, omega: float) -> list[tuple[float, int]]:
-    """(amplitude, points) of a sinusoid at ``omega`` (rad/step) in each whole period counted back from the last
-    step, oldest first; the reward is regressed on [1, t, cos ωt, sin ωt] within each period."""
+def _ar1_factor(rho: float, omega_step: float) -> float:
+    """Spectral density of an AR(1) series with lag-1 correlation ρ at ``omega_step`` (rad per logged point),
+    relative to white noise of the same variance: :math:`(1-\\rho^2)/(1-2\\rho\\cos\\omega+\\rho^2)`."""
+    return (1 - rho * rho) / max(1 - 2 * rho * math.cos(omega_step) + rho * rho, 1e-12)
+
+
+def _amplitudes(t: np.ndarray, e: np.ndarray, omega: float) -> list[tuple[float, float]]:
+    """(amplitude, variance factor) of a sinusoid at ``omega`` (rad/step) in each whole period counted back from the
+    last step, oldest first: ``e`` (the reward minus the monotone trend) regressed on [1, t, cos ωt, sin ωt] within
+    each period (the local slope absorbs a step or a ramp, which would otherwise read as a large amplitude); the
+    variance factor is the mean of the cos and sin diagonal entries of (XᵀX)⁻¹ (2/m without the slope: the slope is
+    correlated with sin ωt over one period and inflates it), so Var(amplitude) ≈ factor × the noise variance."""
     if not (math.isfinite(omega) and omega > 0):
         return []
     period = 2 * math.pi / omega
@@ -208,39 +238,61 @@ def _amplitudes(t: np.ndarray, y: np.ndarray, omega: float) -> list[tuple[float,
         lo = hi - period
         sel = (t > lo) & (t <= hi) if j < n_per else (t >= lo) & (t <= hi)
         m = int(sel.sum())
-        if m < 6:
+        if m < AMP_MIN_POINTS:
             return []
         ts = t[sel]
-        X = np.column_stack([np.ones(m), ts - ts.mean(), np.cos(omega * ts), np.sin(omega * ts)])
-        beta, *_ = np.linalg.lstsq(X, y[sel], rcond=None)
-        out.append((float(math.hypot(beta[2], beta[3])), m))
+        X = np.column_stack([np.ones(m), np.cos(omega * ts), np.sin(omega * ts), ts - ts.mean()])
+        beta, *_ = np.linalg.lstsq(X, e[sel], rcond=None)
+        try:
+            V = np.linalg.inv(X.T @ X)
+            f = 0.5 * float(V[1, 1] + V[2, 2])
+        except np.linalg.LinAlgError:
+            return []
+        out.append((float(math.hypot(beta[1], beta[2])), f))
     return out
 
 
-def _amplitude_test(t, y, omega, sigma_e) -> dict[str, Any]:
-    """Step 5a: the amplitudes per whole period; over the last :data:`GROWTH_PERIODS` periods the amplitude must
-    rise at every period and in total by more than :data:`RISE_Z` standard errors."""
-    amps = _amplitudes(t, y, omega)
-    se = lambda m1, m2: sigma_e * math.sqrt(2.0 / m1 + 2.0 / m2)  # noqa: E731
-    rises = [(a2 - a1) / se(m1, m2) for (a1, m1), (a2, m2) in zip(amps, amps[1:])]
-    ok, total = False, None
-    if len(amps) > GROWTH_PERIODS:
-        (a1, m1), (a2, m2) = amps[-GROWTH_PERIODS - 1], amps[-1]
-        total = (a2 - a1) / se(m1, m2)
-        ok = all(z > 0 for z in rises[-GROWTH_PERIODS:]) and total > RISE_Z
+def _amplitude_test(t, e, omega, noise_sd, rho, dt) -> dict[str, Any]:
+    """Step 5a: the amplitudes per whole period and the largest rise z over the last K ≥ :data:`GROWTH_PERIODS`
+    periods (module docstring)."""
+    amps = _amplitudes(t, e, omega)
+    var_unit = noise_sd ** 2 * _ar1_factor(rho, omega * dt)          # variance of one point at frequency ω
+    se = lambda f1, f2: math.sqrt(var_unit * (f1 + f2))  # noqa: E731
+    rises = [(a2 - a1) / se(f1, f2) for (a1, f1), (a2, f2) in zip(amps, amps[1:])]
+    ok, total, k_best = False, None, None
+    J = len(amps)
+    a_last, f_last = amps[-1] if amps else (None, None)
+    for K in range(GROWTH_PERIODS, J):
+        window = amps[J - 1 - K:]
+        (a1, f1) = window[0]
+        z = (a_last - a1) / se(f1, f_last)
+        # the amplitude at the end is the largest of the window and never falls by more than FALL_Z s.e. on the way
+        shape_ok = all((a_last - a) / se(f, f_last) > -FALL_Z for a, f in window[:-1]) and \
+            all(r > -FALL_Z for r in rises[J - 1 - K:])
+        if total is None or z > total:
+            total, k_best = z, K
+        if z > RISE_Z and shape_ok:
+            ok = True
+            total, k_best = z, K
+            break
     return {"period": 2 * math.pi / omega if omega and omega > 0 else None, "amplitudes": [a for a, _ in amps],
-            "rises_z": rises, "rise_total_z": total, "amplitude_grows": bool(ok)}
+            "rises_z": rises, "rise_total_z": total, "rise_periods": k_best, "amplitude_grows": bool(ok)}
 
 
 def _departure_test(t, y, stable, sigma) -> dict[str, Any]:
-    """Step 5b: the end's mean departure from the best stable law, in units of σ/√m, and its direction."""
+    """Step 5b: the end's mean departure from the best stable law, in units of the s.e. of a mean of m points under
+    the noise the residuals show before the end (module docstring), and its direction."""
     n = y.size
     m = max(5, n // 10)
-    if 2 * m > n or sigma <= 0:
+    if 3 * m > n or sigma <= 0:
         return {"departure_z": None, "leaves_plateau": False}
     resid = y - stable.predict(t)
     d_end, d_before = float(resid[-m:].mean()), float(resid[-2 * m:-m].mean())
-    z = d_end / (sigma / math.sqrt(m))
+    early = resid[:-2 * m]
+    c = np.cumsum(np.insert(early, 0, 0.0))
+    means = (c[m:] - c[:-m]) / m                       # every m-point mean of the residuals before the end
+    se = max(float(np.sqrt(np.mean((means - early.mean()) ** 2))), sigma / math.sqrt(m))
+    z = d_end / se
     plateau = stable.params.get("r_inf", math.nan)
     away = math.isfinite(plateau) and np.sign(float(y[-m:].mean()) - plateau) == np.sign(d_end)
     ok = abs(z) > DEPART_Z and away and abs(d_end) > abs(d_before)
@@ -311,18 +363,20 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
         return DynamicsReading("stable", f"{_stable_sentence(shown)}; a growing oscillation on top of it fits better "
                                f"by Δχ² = {delta:.1f} only (autocorrelation-adjusted; {GROWTH_DELTA_BIC:g} needed)",
                                **_law_fields(shown), evidence=ev)
-    sigma_e = max(sigma, 1e-12) * math.sqrt((1 + rho) / (1 - rho))
-    amp = _amplitude_test(t, y, omega, sigma_e)
+    u = resid - basis @ coef
+    noise_sd = max(float(np.sqrt(u @ u / max(n - k_total, 1))), 1e-12)
+    dt = float(np.median(np.diff(t)))
+    amp = _amplitude_test(t, resid, omega, noise_sd, rho, dt)
     dep = _departure_test(t, y, best, sigma)
     ev.update(amp)
     ev.update(dep)
     if amp["amplitude_grows"] or dep["leaves_plateau"]:
         why = []
         if amp["amplitude_grows"]:
-            why.append(f"the amplitude grows at each of the last {GROWTH_PERIODS} periods of {amp['period']:.3g} "
-                       f"steps, by {amp['rise_total_z']:.1f} s.e. in all")
+            why.append(f"the amplitude grows over the last {amp['rise_periods']} periods of {amp['period']:.3g} "
+                       f"steps, by {amp['rise_total_z']:.1f} s.e.")
         if dep["leaves_plateau"]:
-            why.append(f"the reward leaves its plateau at the end ({dep['departure_z']:+.1f} σ/√m from the best "
+            why.append(f"the reward leaves its plateau at the end ({dep['departure_z']:+.1f} s.e. from the best "
                        "stable law)")
         a = -gamma / scan["window"]
         zeta = a / math.hypot(a, omega)
@@ -332,7 +386,7 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
                                evidence=ev)
     n_per = len(amp["amplitudes"])
     return DynamicsReading("undetermined", f"a growing oscillation fits better than every stable law (Δχ² = {delta:.1f}), "
-                           f"but the amplitude does not rise over {GROWTH_PERIODS} successive periods "
+                           f"but the amplitude does not rise over {GROWTH_PERIODS} or more periods by {RISE_Z:g} s.e. "
                            f"({n_per} whole periods logged) and the reward does not leave its plateau at the end; "
                            f"best stable reading: {_stable_sentence(shown)}", **_law_fields(shown), evidence=ev)
 
