@@ -189,7 +189,7 @@ def test_forecast_rejects_bad_input():
     with pytest.raises(ValueError, match="target_steps"):
         F.forecast([0.0, 1.0], [1.0, 2.0], [math.nan])
     with pytest.raises(ValueError, match="level"):
-        F.forecast([0.0, 1.0], [1.0, 2.0], [5.0], level=0.9)
+        F.forecast([0.0, 1.0], [1.0, 2.0], [5.0], level=0.85)      # not a calibrated level
     with pytest.raises(ValueError, match="reward_bounds"):
         F.forecast([0.0, 1.0], [1.0, 2.0], [5.0], reward_bounds=(1.0, 0.0))
 
@@ -201,3 +201,100 @@ def test_forecast_path_equals_one_forecast_per_step():
     for s, fc in zip((130.0, 200.0), path):
         one = F.forecast(t, y, [s], conformal=TABLE)
         assert (fc.value, fc.low, fc.high) == (one.value, one.low, one.high)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# round 2: drift-aware scale, strata × levels, max over sources, reliability
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_level_drift_is_zero_on_stationary_noise_and_the_half_difference_on_a_step():
+    rng = np.random.default_rng(3)
+    assert F.level_drift(0.5 + 0.01 * rng.normal(size=400))[0] < 0.01 * 0.2    # noise-corrected: ~0
+    y = np.concatenate([np.zeros(50), np.ones(50)])
+    d, lag = F.level_drift(y)
+    assert lag == 50 and d == pytest.approx(1.0, abs=0.02)
+    assert F.level_drift([1.0, 2.0, 3.0]) == (0.0, 1)
+
+
+def test_interval_scale_grows_with_the_prefix_trend():
+    t = np.arange(100.0)
+    rng = np.random.default_rng(4)
+    noise = 0.02 * rng.normal(size=t.size)
+    flat, rising = 0.5 + noise, 0.3 + 0.004 * t + noise
+    assert F.interval_scale(rising, 2.0, 0.0) > 3 * F.interval_scale(flat, 2.0, 0.0)
+    sigma = F.step_sigma(flat)
+    d, lag = F.level_drift(flat)
+    expect = math.sqrt(sigma ** 2 * 3.0 + (F.DRIFT_FACTOR * d * (2.0 * 100 + 20) / lag) ** 2)
+    assert F.interval_scale(flat, 2.0, 0.0) == pytest.approx(expect)
+
+
+def test_conformal_table_takes_the_largest_source_quantile_and_strata_fall_back():
+    scored = [("noisy", "noisy/h3", float(i), "sim") for i in range(1, 100)]          # q80 = 80
+    scored += [("noisy", "noisy/h3", float(i) / 10, "project") for i in range(1, 100)]  # q80 = 8
+    scored += [("smooth", "smooth/h0", 1.0, "sim")] * 5                              # too few rows
+    tab = F.conformal_table(scored)
+    assert tab["strata"]["noisy/h3"]["quantile"] == 80.0
+    assert tab["strata"]["noisy/h3"]["by_source"] == {"project": 8.0, "sim": 80.0}
+    assert tab["levels"]["0.5"]["strata"]["noisy/h3"]["quantile"] == 50.0
+    assert F.conformal_quantile_for("noisy", tab, hratio=9.0) == 80.0
+    assert F.conformal_quantile_for("noisy", tab, hratio=9.0, level=0.5) == 50.0
+    # smooth: stratum and class have 5 rows → pooled (sources pooled over all 203 rows: sim's q80)
+    assert F.conformal_quantile_for("smooth", tab, hratio=0.5) == tab["pooled"]["quantile"]
+    assert F.stratum("noisy", 9.0) == "noisy/h3" and F.stratum("smooth", 0.9) == "smooth/h0"
+    assert F.stratum("moderate", 2.0) == "moderate/h1" and F.stratum("moderate", 4.0) == "moderate/h2"
+
+
+def test_levels_are_nested_and_uncalibrated_default_scales_by_the_normal_quantile():
+    t = np.arange(200.0)
+    rng = np.random.default_rng(5)
+    y = 0.3 + 0.4 * (1 - np.exp(-t / 50.0)) + 0.05 * rng.normal(size=t.size)
+    widths = [F.forecast(t, y, [300.0], level=lv).high - F.forecast(t, y, [300.0], level=lv).low for lv in F.LEVELS]
+    assert all(a <= b + 1e-12 for a, b in zip(widths, widths[1:]))
+    assert F.conformal_quantile_for("noisy", {}, level=0.8) == F.DEFAULT_QUANTILE
+    assert F.conformal_quantile_for("noisy", {}, level=0.5) == pytest.approx(F.DEFAULT_QUANTILE * 0.6745 / 1.2816,
+                                                                              rel=1e-3)
+    fc = F.forecast(t, y, [300.0], level=0.95)
+    assert fc.level == 0.95 and fc.stratum.startswith(fc.noise_class + "/")
+
+
+def test_committed_calibration_has_every_level_and_stratum():
+    tab = json.loads(F.CONFORMAL_PATH.read_text())
+    for lv in F.LEVELS:
+        entry = tab["levels"][f"{lv:g}"]
+        assert set(entry["classes"]) == set(F.NOISE_CLASSES)
+        assert len(entry["strata"]) == 12 and entry["pooled"]["quantile"] is not None
+        for c in F.NOISE_CLASSES:
+            for hr in (0.9, 2.0, 4.0, 9.0):
+                assert math.isfinite(F.conformal_quantile_for(c, tab, hratio=hr, level=lv))
+    qs = [tab["levels"][f"{lv:g}"]["pooled"]["quantile"] for lv in F.LEVELS]
+    assert qs == sorted(qs)
+
+
+def test_benchmark_reports_reliability_per_class_and_level():
+    class Log:
+        def __init__(self, y):
+            self._y = y
+
+        def reward_curve(self):
+            return np.arange(self._y.size), self._y
+
+    class Run:
+        reward_bounds = (0.0, 1.0)
+        source = "sim"
+
+        def __init__(self, name, y):
+            self.name, self.log = name, Log(y)
+
+    rng = np.random.default_rng(6)
+    t = np.arange(60.0)
+    runs = [Run(f"r{i}", np.clip(0.3 + 0.3 * (1 - np.exp(-t / 15)) + 0.05 * rng.normal(size=t.size), 0, 1))
+            for i in range(3)]
+    bench = F.benchmark_forecasts(runs, prefixes=(0.3, 0.5))
+    rel = bench["reliability"]
+    assert rel and all(set(v) == set(F.LEVELS) for v in rel.values())
+    for c, pts in rel.items():
+        shares = [pts[lv] for lv in F.LEVELS]
+        assert all(0.0 <= x <= 1.0 for x in shares) and shares == sorted(shares)     # nested intervals
+        rows = [r for r in bench["rows"] if r["noise_class"] == c]
+        assert pts[0.8] == pytest.approx(np.mean([r["covered"] for r in rows]))
+    assert "reliability" in F.format_forecast_benchmark(bench)

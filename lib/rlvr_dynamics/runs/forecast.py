@@ -1,4 +1,4 @@
-"""Forecast a run's reward from any prefix of its log, never absurdly, with a conformal 80 % interval [D].
+"""Forecast a run's reward from any prefix of its log, never absurdly, with conformal intervals (80 % by default) [D].
 
 The rule (constants set on the run-doctor corpus dev split only, :mod:`.corpus`; the test split and
 ``../shared/grpo_logs`` were never used to choose them). n is the number of prefix points, h the distance from the
@@ -21,25 +21,46 @@ last prefix step to the mean target step in logged intervals, h/n the horizon ra
    prefix points (the check window, 20 %; its forecast clipped to the origin part's observed range). Its error
    e_k = |that forecast − the observed check-window mean|. Weight ``w_k = π_k / (e_k² + τ²)``, τ² = σ²/m_c (the
    noise of the observed check-window mean of m_c points, σ the robust step noise of the prefix,
-   :func:`~.noise.step_sigma`), normalised. Priors (:func:`prior`): π = 1 + h/n for each persistence level (the
-   further ahead, the more we trust "it stays where it is"), :data:`LAW_PRIOR` = 0.3 for P1's laws, 1 for the
-   learning-curve families. Below 16 points, the 40 % level alone (the least noisy). The forecast is the weighted
-   mean of the candidates (inside the observed range).
-4. **Interval (split-conformal, per noise class).** ``ŷ ± q_c·s`` clipped to the band, with the scale
-   ``s = sqrt(σ² + d²)·sqrt(1 + h/n)`` (d: the weighted standard deviation of the candidates around ŷ, their
-   disagreement; √(1 + h/n): error grows with the horizon) and ``q_c`` the conformal quantile of the noise class c
-   of the prefix (:func:`~.noise.noise_class`). ``q_c`` is the ⌈(m+1)·0.8⌉-th smallest of the m dev-split scores
-   ``|target − ŷ|/s`` of that class (∞ when the target lay outside the band: no clipped interval could cover it),
-   computed by :func:`calibrate_conformal` and stored in ``_data/forecast_conformal.json`` by
-   :func:`write_conformal`; a class with fewer than :data:`MIN_CONFORMAL_ROWS` dev rows (or an infinite quantile)
-   uses the pooled quantile of all classes, and without the file :data:`DEFAULT_QUANTILE` (stated, uncalibrated).
+   :func:`~.noise.step_sigma`), normalised. Priors (:func:`prior`): π = 1 for each persistence level and each
+   learning-curve family, :data:`LAW_PRIOR` = 0.3 for P1's laws — the rolling-origin check alone decides between
+   "it stays where it is" and a curve (round 2; round 1 gave the levels π = 1 + h/n, which counted the horizon twice
+   and kept the forecast at persistence on curves that rise fast and then creep). Below :data:`MIN_ROLLING` (12)
+   points, the 40 % level alone (the least noisy; 12 points leave 6 at the origin, one more than a 4-parameter
+   curve fit needs). The forecast is the weighted mean of the candidates (inside the observed range).
+4. **Interval (normalised split-conformal, Mondrian by noise class × horizon).** ``ŷ ± q·s`` clipped to the band.
+   The scale has a noise part and a **drift** part (round 2, :func:`interval_scale`):
+   ``s² = (σ² + d²)·(1 + h/n) + (DRIFT_FACTOR·D·H/L)²`` with d the weighted standard deviation of the candidates
+   around ŷ (their disagreement), **D the prefix's own level change**: the difference between the means of its
+   second and first halves (k = ⌊n/2⌋ points each), noise-corrected, ``D = sqrt(max(Δ² − 2σ²/k, 0))``, L = n − k
+   the distance between the two halves' centres in points, and H = h + 0.2·n the distance from the centre of the
+   level estimate to the target: the level may keep moving at the rate the prefix shows, and :data:`DRIFT_FACTOR`
+   = 0.5 of it. Why: with the noise part alone the normalised errors of prefixes that still trend (drift > 3 noise
+   sd) and of stationary ones differed by a factor of ~2, so one quantile covered dev's trending prefixes 66–74 %
+   and its stationary ones 84–96 % — and the runs of an unseen source trend differently (verl runs creep for
+   hundreds of steps, 1-prompt runs rise under noise). DRIFT_FACTOR = 0.5 with linear extrapolation (H/L, not
+   √(H/L)) is the value of {0.25, 0.5, 1} × {√, linear} that makes the two groups' coverage equal on dev in every
+   noise class; D = 0 on a stationary prefix, so it costs nothing there.
+   ``q`` is the conformal quantile of the prefix's **stratum**: noise class (:func:`~.noise.noise_class`) ×
+   horizon bucket of h/n (:data:`HORIZON_EDGES` 1.5 / 2.9 / 5: the protocol's 50 / 30 / 20 / 10 % prefixes fall one
+   per bucket). For a nominal level α and each corpus source of the dev split (``sim``, ``project``: the sources
+   are unlike each other, and unseen runs are unlike both) with ≥ :data:`MIN_CONFORMAL_ROWS` rows in the stratum,
+   the source's quantile is the ⌈(m+1)·α⌉-th smallest of its m dev scores ``|target − ŷ|/s`` (∞ when the target
+   lay outside the band: no clipped interval could cover it); ``q`` is the **largest of the sources' quantiles**,
+   so that every dev source reaches α in every stratum (with one pooled quantile the simulated smooth runs, harder
+   than the project's, were covered 65 % when one simulated family was left out; the source enters the
+   calibration only, never the forecast of a run). Without such a source, the stratum's rows pooled; a stratum with fewer than :data:`MIN_CONFORMAL_ROWS` rows (or an infinite quantile) falls back to its noise
+   class, then to all rows pooled, then (no file) to :data:`DEFAULT_QUANTILE` × z_{(1+α)/2}/z_0.9 (stated,
+   uncalibrated). :func:`calibrate_conformal` computes the quantiles for every level of :data:`LEVELS`
+   (0.5 … 0.95) and :func:`write_conformal` stores them in ``_data/forecast_conformal.json``; ``forecast(level=α)``
+   accepts exactly those levels.
 
 :func:`score_log` / :func:`benchmark_forecasts` score the rule and the baselines with the protocol of
 ``../shared/DESIGN.md`` ("Judging the run tools"): prefixes of 10/20/30/50 % of the logged steps, target = mean reward
 of the last 10 %, error = |forecast − target| / (max − min of the whole curve). The baselines are the published
 methods as a user would run them, unclipped: persistence (mean of the last max(1, N/25) prefix rewards, N the full
 log length, as in the 2026-12-01 measurement), MMF, Weibull, pow3 (Domhan et al. 2015) and the single exponential,
-each falling back to persistence when its fit fails.
+each falling back to persistence when its fit fails. :func:`benchmark_forecasts` also reports the interval
+reliability: for each level of :data:`LEVELS`, the share of targets inside the interval per noise class.
 """
 from __future__ import annotations
 
@@ -75,19 +96,26 @@ LAWS = ("single_exponential", "overdamped", "oscillatory")
 CANDIDATES = tuple(f"level_{round(100 * s)}" for s in LEVEL_SHARES) + LAWS + CURVE_FAMILIES
 """Candidates averaged by :func:`forecast`."""
 LAW_PRIOR = 0.3
-"""π of P1's response laws in the rolling-origin weights (levels: 1 + h/n; learning-curve families: 1)."""
-MIN_ROLLING = 16
+"""π of P1's response laws in the rolling-origin weights (levels and learning-curve families: 1)."""
+MIN_ROLLING = 12
 """Fewer prefix points than this: persistence only."""
 ORIGIN_FRAC = 0.5
 """The rolling origin: candidates are refitted on the first half of the prefix …"""
 CHECK_FRAC = 0.2
 """… and scored on the mean of its last 20 %."""
 COVERAGE = 0.8
-"""Nominal coverage of the interval."""
+"""Nominal coverage of the default interval."""
+LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+"""Nominal levels calibrated on dev (``forecast(level=...)`` accepts these; the reliability table reports them)."""
+DRIFT_FACTOR = 0.5
+"""c of the drift part of the interval scale, c·D·H/L (module docstring, step 4)."""
+HORIZON_EDGES = (1.5, 2.9, 5.0)
+"""Edges of the horizon buckets of h/n for the conformal strata (h0: h/n < 1.5, …, h3: ≥ 5)."""
 MIN_CONFORMAL_ROWS = 30
 """A noise class needs this many dev rows for its own conformal quantile."""
 DEFAULT_QUANTILE = 3.0
-"""q used when no calibration file is found (uncalibrated: ±3 scales)."""
+"""q at 80 % used when no calibration file is found (uncalibrated: ±3 scales; other levels scaled by the normal
+quantile ratio z_{(1+α)/2}/z_0.9)."""
 MIN_BENCH_POINTS = 40
 """Only logs with at least this many logged rewards enter the forecast benchmark."""
 TOLERANCE = 0.05
@@ -120,19 +148,25 @@ class Forecast:
     noise_class: str = ""
     """Noise class of the prefix (:func:`~.noise.noise_class`), which picks the conformal quantile."""
     scale: float = math.nan
-    """s of the interval: sqrt(σ² + d²)."""
+    """s of the interval (:func:`interval_scale`)."""
     quantile: float = math.nan
-    """q_c: the interval is value ± q_c·s, clipped to the band."""
+    """q: the interval is value ± q·s, clipped to the band."""
     weights: dict[str, float] = field(default_factory=dict)
     """Normalised weight of each candidate used."""
     candidates: dict[str, float] = field(default_factory=dict)
     """Each candidate's band-clipped forecast."""
     excluded: dict[str, str] = field(default_factory=dict)
     """Candidates given weight 0 and why (e.g. a growing oscillation)."""
+    level: float = COVERAGE
+    """Nominal coverage of [low, high]."""
+    horizon_ratio: float = math.nan
+    """h/n of this forecast (:func:`horizon_ratio`)."""
+    stratum: str = ""
+    """Conformal stratum: noise class × horizon bucket (:func:`stratum`)."""
 
     def to_dict(self) -> dict[str, Any]:
         f = lambda x: None if x is None or not math.isfinite(x) else float(x)  # noqa: E731
-        return {"value": f(self.value), "low_80": f(self.low), "high_80": f(self.high),
+        return {"value": f(self.value), "low_80": f(self.low), "high_80": f(self.high), "level": float(self.level),
                 "persistence": f(self.persistence), "law": self.law, "law_value": f(self.law_value),
                 "weight": f(self.weight), "prefix_end": int(self.prefix_end),
                 "band": [f(self.band[0]), f(self.band[1])], "noise_class": self.noise_class,
@@ -300,10 +334,8 @@ def _candidates(t, y, target, bounds, models, excluded):
 
 
 def prior(name: str, hratio: float) -> float:
-    """π_k: 1 + h/n for the persistence (level) candidates, :data:`LAW_PRIOR` for P1's laws, 1 for the
-    learning-curve families (module docstring, step 3)."""
-    if name.startswith("level_"):
-        return 1.0 + hratio
+    """π_k: :data:`LAW_PRIOR` for P1's laws, 1 for the persistence levels and the learning-curve families, whatever
+    the horizon ratio ``hratio`` (module docstring, step 3; kept in the signature for callers)."""
     return LAW_PRIOR if name in LAWS else 1.0
 
 
@@ -334,21 +366,67 @@ def _load_conformal(path: str) -> dict[str, Any] | None:
         return None
 
 
-def conformal_quantile_for(noise_cls: str, table: dict[str, Any] | None = None) -> float:
-    """q_c for a noise class from the calibration ``table`` (default: the committed file): the class's own quantile
-    when it had ≥ :data:`MIN_CONFORMAL_ROWS` dev rows and was finite, else the pooled one, else
-    :data:`DEFAULT_QUANTILE`."""
+def horizon_bucket(hratio: float) -> str:
+    """``h0`` … ``h3``: the bucket of h/n at :data:`HORIZON_EDGES`."""
+    return f"h{int(np.searchsorted(HORIZON_EDGES, hratio, side='right'))}"
+
+
+def stratum(noise_cls: str, hratio: float) -> str:
+    """The conformal stratum of a prefix: ``"<noise class>/<horizon bucket>"``, e.g. ``"noisy/h3"``."""
+    return f"{noise_cls}/{horizon_bucket(hratio)}"
+
+
+def _level_key(level: float) -> str:
+    return f"{float(level):g}"
+
+
+def _check_level(level: float) -> float:
+    if not any(abs(float(level) - lv) < 1e-9 for lv in LEVELS):
+        raise ValueError(f"level must be one of the calibrated levels {LEVELS}, got {level}")
+    return min(LEVELS, key=lambda lv: abs(lv - float(level)))
+
+
+def _default_quantile(level: float) -> float:
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf
+    return DEFAULT_QUANTILE * z((1 + level) / 2) / z((1 + COVERAGE) / 2)
+
+
+def _usable_entry(entry) -> float | None:
+    if entry and entry.get("n", 0) >= MIN_CONFORMAL_ROWS and entry.get("quantile") is not None \
+            and math.isfinite(entry["quantile"]):
+        return float(entry["quantile"])
+    return None
+
+
+def conformal_quantile_for(noise_cls: str, table: dict[str, Any] | None = None, *, hratio: float | None = None,
+                           level: float = COVERAGE) -> float:
+    """q for a prefix from the calibration ``table`` (default: the committed file) at nominal ``level``: the
+    stratum's own quantile (noise class × horizon bucket of ``hratio``, when given) when it had ≥
+    :data:`MIN_CONFORMAL_ROWS` dev rows and was finite, else the noise class's, else the pooled one, else the
+    stated default (module docstring, step 4). Tables without per-level entries (``{"classes", "pooled"}``) serve
+    the 80 % level."""
     if noise_cls not in NOISE_CLASSES:
         raise ValueError(f"noise_cls must be one of {NOISE_CLASSES}, got {noise_cls!r}")
+    level = _check_level(level)
     if table is None:
         table = _load_conformal(str(CONFORMAL_PATH))
     if not table:
-        return DEFAULT_QUANTILE
-    for entry in (table.get("classes", {}).get(noise_cls), table.get("pooled")):
-        if entry and entry.get("n", 0) >= MIN_CONFORMAL_ROWS and entry.get("quantile") is not None \
-                and math.isfinite(entry["quantile"]):
-            return float(entry["quantile"])
-    return DEFAULT_QUANTILE
+        return _default_quantile(level)
+    lv = (table.get("levels") or {}).get(_level_key(level))
+    if lv is None and abs(level - COVERAGE) < 1e-9:
+        lv = table                      # a single-level (80 %) table
+    if lv is None:
+        return _default_quantile(level)
+    entries = []
+    if hratio is not None and math.isfinite(hratio):
+        entries.append((lv.get("strata") or {}).get(stratum(noise_cls, hratio)))
+    entries += [(lv.get("classes") or {}).get(noise_cls), lv.get("pooled")]
+    for entry in entries:
+        q = _usable_entry(entry)
+        if q is not None:
+            return q
+    return _default_quantile(level)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -356,8 +434,7 @@ def conformal_quantile_for(noise_cls: str, table: dict[str, Any] | None = None) 
 # ---------------------------------------------------------------------------------------------------------------
 
 def _check(steps, reward, reward_bounds, level):
-    if level != COVERAGE:
-        raise ValueError(f"level must be {COVERAGE} (the calibrated coverage), got {level}")
+    _check_level(level)
     t, y = _clean(steps, reward)
     if t.size < 2:
         raise ValueError(f"a forecast needs at least 2 finite logged rewards, got {t.size}")
@@ -379,25 +456,55 @@ def forecast(steps, reward, target_steps, *, reward_bounds: tuple[float, float] 
     """Forecast the mean reward over ``target_steps`` from the prefix ``(steps, reward)`` by the rule of the module
     docstring. ``fits``: a :func:`~.response_laws.fit_response_laws` result for exactly this prefix (saves a
     refit); ``window``: the trailing window of the reported ``persistence`` (default: the 20 % level);
-    ``level``: only the calibrated 0.8 is supported; ``conformal``: a :func:`calibrate_conformal` table to use
-    instead of the committed file."""
+    ``level``: the nominal coverage of the interval, one of the calibrated :data:`LEVELS`; ``conformal``: a
+    :func:`calibrate_conformal` table to use instead of the committed file."""
     t, y = _check(steps, reward, reward_bounds, level)
     target = _target(target_steps)
     fitted = _fit_candidates(t, y, reward_bounds, fits)
-    return _evaluate(t, y, target, reward_bounds, fitted, conformal, window)
+    return _evaluate(t, y, target, reward_bounds, fitted, conformal, window, level)
 
 
 def forecast_path(steps, reward, target_steps, *, reward_bounds: tuple[float, float] | None = None,
-                  fits: dict[str, Any] | None = None, conformal: dict[str, Any] | None = None) -> list[Forecast]:
+                  fits: dict[str, Any] | None = None, conformal: dict[str, Any] | None = None,
+                  level: float = COVERAGE) -> list[Forecast]:
     """:func:`forecast` of the reward at each step of ``target_steps`` separately (e.g. a forecast band for a
     figure), fitting the candidates once: the same numbers as one :func:`forecast` call per step."""
-    t, y = _check(steps, reward, reward_bounds, COVERAGE)
+    t, y = _check(steps, reward, reward_bounds, level)
     target = _target(target_steps)
     fitted = _fit_candidates(t, y, reward_bounds, fits)
-    return [_evaluate(t, y, np.array([s]), reward_bounds, fitted, conformal, None) for s in target]
+    return [_evaluate(t, y, np.array([s]), reward_bounds, fitted, conformal, None, level) for s in target]
 
 
-def _evaluate(t, y, target, reward_bounds, fitted, conformal, window) -> Forecast:
+def level_drift(y) -> tuple[float, int]:
+    """(D, L) of the drift part of the interval scale (module docstring, step 4): the noise-corrected difference
+    between the means of the second and first halves of ``y`` (k = ⌊n/2⌋ points each),
+    ``sqrt(max(Δ² − 2σ²/k, 0))``, and the distance L = n − k between the halves' centres in points. (0, 1) below
+    4 points."""
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    n = y.size
+    k = n // 2
+    if k < 2:
+        return 0.0, 1
+    sigma = step_sigma(y)
+    delta = float(np.mean(y[-k:]) - np.mean(y[:k]))
+    return math.sqrt(max(delta * delta - 2.0 * sigma * sigma / k, 0.0)), n - k
+
+
+def interval_scale(y, hratio: float, disagreement: float) -> float:
+    """s of the interval (module docstring, step 4): ``sqrt((σ² + d²)(1 + h/n) + (DRIFT_FACTOR·D·H/L)²)`` with
+    H = h + 0.2·n, h = ``hratio``·n and d = ``disagreement``."""
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    n = y.size
+    sigma = step_sigma(y)
+    d_lvl, lag = level_drift(y)
+    horizon = hratio * n + 0.2 * n
+    drift = DRIFT_FACTOR * d_lvl * horizon / lag
+    return math.sqrt((sigma * sigma + disagreement * disagreement) * (1.0 + hratio) + drift * drift)
+
+
+def _evaluate(t, y, target, reward_bounds, fitted, conformal, window, level=COVERAGE) -> Forecast:
     """Steps 1–4 of the module docstring at one target, from the fitted candidates."""
     models, errors, tau2, excluded = fitted
     hr = horizon_ratio(t, target)
@@ -406,11 +513,10 @@ def _evaluate(t, y, target, reward_bounds, fitted, conformal, window) -> Forecas
     point = plausible_band(y, reward_bounds, POINT_FACTOR)
     value = _clip(sum(w[k] * preds[k] for k in w), point)
     band = plausible_band(y, reward_bounds, BAND_FACTOR * (1.0 + hr))
-    sigma = step_sigma(y)
     disp = math.sqrt(sum(w[k] * (preds[k] - value) ** 2 for k in w))
-    scale = math.sqrt(sigma * sigma + disp * disp) * math.sqrt(1.0 + hr)
+    scale = interval_scale(y, hr, disp)
     cls = noise_class(y, reward_bounds) if t.size >= 3 else "noisy"
-    q = conformal_quantile_for(cls, conformal)
+    q = conformal_quantile_for(cls, conformal, hratio=hr, level=level)
     half = q * scale
     low = max(value - half, band[0]) if math.isfinite(half) else band[0]
     high = min(value + half, band[1]) if math.isfinite(half) else band[1]
@@ -418,7 +524,8 @@ def _evaluate(t, y, target, reward_bounds, fitted, conformal, window) -> Forecas
     top = max(w, key=w.get)
     return Forecast(float(value), float(low), float(high), float(pers), top, float(preds[top]),
                     float(1.0 - sum(v for k, v in w.items() if k.startswith("level_"))), int(t[-1]), band, cls,
-                    float(scale), float(q), dict(w), dict(preds), dict(excluded))
+                    float(scale), float(q), dict(w), dict(preds), dict(excluded), float(_check_level(level)),
+                    float(hr), stratum(cls, hr))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -450,7 +557,8 @@ def score_log(steps, reward, *, prefixes: Iterable[float] = PREFIXES,
               baselines: bool = True) -> list[dict[str, Any]]:
     """The DESIGN.md protocol on one log: per prefix fraction, on the same row, the error (share of the whole
     curve's range) of the forecast and of each baseline (:data:`BASELINES`), whether the 80 % interval covered the
-    target, the interval width (share of the range), the prefix's noise class and the conformal score."""
+    target, the interval width (share of the range), the prefix's noise class, conformal stratum and score, and
+    ``covered_levels``: {level: whether the interval at that level of :data:`LEVELS` covered the target}."""
     t, y = _clean(steps, reward)
     n = t.size
     rows = []
@@ -470,12 +578,26 @@ def score_log(steps, reward, *, prefixes: Iterable[float] = PREFIXES,
         row = {"prefix": frac, "n_prefix": m, "target": target, "range": rng, "forecast": fc.value,
                "error": abs(fc.value - target) / rng, "covered": bool(fc.low <= target <= fc.high),
                "interval_width": (fc.high - fc.low) / rng, "noise_class": fc.noise_class, "law": fc.law,
-               "weight": fc.weight, "score": _score(fc, target)}
+               "weight": fc.weight, "score": _score(fc, target), "stratum": fc.stratum,
+               "hratio": fc.horizon_ratio, "covered_levels": _covered_levels(fc, target, conformal)}
         if baselines:
             for k, v in _baselines(tp, yp, target_steps, reward_bounds, n).items():
                 row[f"error_{k}"] = abs(v - target) / rng
         rows.append(row)
     return rows
+
+
+def _covered_levels(fc: Forecast, target: float, conformal) -> dict[float, bool]:
+    """Whether the interval of ``fc`` at each level of :data:`LEVELS` (same point, scale and band; the level's
+    quantile) covers ``target``."""
+    out = {}
+    for lv in LEVELS:
+        q = conformal_quantile_for(fc.noise_class, conformal, hratio=fc.horizon_ratio, level=lv)
+        half = q * fc.scale
+        low = max(fc.value - half, fc.band[0]) if math.isfinite(half) else fc.band[0]
+        high = min(fc.value + half, fc.band[1]) if math.isfinite(half) else fc.band[1]
+        out[lv] = bool(low <= target <= high)
+    return out
 
 
 def _score(fc: Forecast, target: float) -> float:
@@ -497,25 +619,59 @@ def _usable(runs) -> list:
     return out
 
 
-def calibrate_conformal(runs, *, coverage: float = COVERAGE, prefixes: Iterable[float] = PREFIXES) -> dict[str, Any]:
-    """Split-conformal quantiles per noise class of the prefix from corpus runs (use ``load_corpus(split="dev")``)
-    with ≥ :data:`MIN_BENCH_POINTS` logged rewards, on the protocol's prefixes: ``{"coverage", "classes":
-    {class: {"quantile", "n"}}, "pooled": {...}, "runs", "rule"}``. Quantiles of ∞ are stored as None."""
-    scores: dict[str, list[float]] = {c: [] for c in NOISE_CLASSES}
+def conformal_table(scored: Iterable[tuple], *, coverage: float = COVERAGE,
+                    levels: Iterable[float] = LEVELS) -> dict[str, Any]:
+    """The calibration table from scored dev rows ``(noise class, stratum, score[, source])``: for each level, the
+    conformal quantile per stratum, per noise class and pooled — the largest of the per-source quantiles of the
+    sources with ≥ :data:`MIN_CONFORMAL_ROWS` rows in the cell, else the cell's rows pooled (module docstring,
+    step 4); the entries at ``coverage`` are also at the top level. Quantiles of ∞ are stored as None."""
+    scored = [(x[0], x[1], float(x[2]), x[3] if len(x) > 3 else "") for x in scored]
+
+    def entry(rows):
+        sc = [x[2] for x in rows]
+        per = {}
+        for src in sorted({x[3] for x in rows}):
+            s_src = [x[2] for x in rows if x[3] == src]
+            if len(s_src) >= MIN_CONFORMAL_ROWS:
+                per[src] = conformal_quantile(s_src, lvl)
+        q = max(per.values()) if per else (conformal_quantile(sc, lvl) if sc else math.inf)
+        out_e = {"quantile": q if math.isfinite(q) else None, "n": len(sc)}
+        if len(per) > 1:
+            out_e["by_source"] = {k: (v if math.isfinite(v) else None) for k, v in per.items()}
+        return out_e
+    out: dict[str, Any] = {"coverage": coverage, "levels": {}}
+    for lvl in sorted(set(float(x) for x in levels) | {float(coverage)}):
+        strata = sorted({x[1] for x in scored})
+        tab = {"classes": {c: entry([x for x in scored if x[0] == c]) for c in NOISE_CLASSES},
+               "strata": {k: entry([x for x in scored if x[1] == k]) for k in strata},
+               "pooled": entry(scored)}
+        out["levels"][_level_key(lvl)] = tab
+        if abs(lvl - coverage) < 1e-9:
+            out.update(tab)
+    return out
+
+
+def calibrate_conformal(runs, *, coverage: float = COVERAGE, prefixes: Iterable[float] = PREFIXES,
+                        levels: Iterable[float] = LEVELS) -> dict[str, Any]:
+    """Split-conformal quantiles per stratum (noise class × horizon bucket), noise class and pooled, for every
+    level of ``levels``, from corpus runs (use ``load_corpus(split="dev")``) with ≥ :data:`MIN_BENCH_POINTS` logged
+    rewards, on the protocol's prefixes: ``{"coverage", "classes", "strata", "pooled"`` (at ``coverage``),
+    ``"levels": {"0.5": {"classes", "strata", "pooled"}, …}, "runs", "rule"}``, each entry ``{"quantile", "n"}``.
+    Quantiles of ∞ are stored as None."""
+    scored = []
     used = _usable(runs)
     for r, st, y in used:
         for row in score_log(st, y, prefixes=prefixes, reward_bounds=r.reward_bounds, conformal={},
                              baselines=False):
-            scores[row["noise_class"]].append(row["score"])
-
-    def entry(s):
-        q = conformal_quantile(s, coverage) if s else math.inf
-        return {"quantile": q if math.isfinite(q) else None, "n": len(s)}
-    pooled = [x for c in NOISE_CLASSES for x in scores[c]]
-    return {"coverage": coverage, "classes": {c: entry(scores[c]) for c in NOISE_CLASSES}, "pooled": entry(pooled),
-            "runs": len(used), "prefixes": list(prefixes),
-            "rule": "q = ceil((m+1)*coverage)-th smallest of |target - forecast|/scale (inf when the target is "
-                    "outside the band), per noise class of the prefix; see rlvr_dynamics.runs.forecast"}
+            scored.append((row["noise_class"], row["stratum"], row["score"], getattr(r, "source", "")))
+    table = conformal_table(scored, coverage=coverage, levels=levels)
+    table.update({"runs": len(used), "prefixes": list(prefixes), "horizon_edges": list(HORIZON_EDGES),
+                  "drift_factor": DRIFT_FACTOR,
+                  "rule": "per level: q = the largest over corpus sources (>= 30 rows) of the ceil((m+1)*level)-th "
+                          "smallest of |target - forecast|/scale (inf when the target is outside the band), per "
+                          "stratum = noise class x horizon bucket of h/n, with fallback to the noise class, then "
+                          "pooled; see rlvr_dynamics.runs.forecast"})
+    return table
 
 
 def write_conformal(path: str | os.PathLike | None = None, runs=None, *, table: dict[str, Any] | None = None) -> Path:
@@ -547,8 +703,10 @@ def benchmark_forecasts(runs, *, prefixes: Iterable[float] = PREFIXES, conformal
                         tolerance: float = TOLERANCE) -> dict[str, Any]:
     """Score :func:`forecast` and the baselines on corpus runs with ≥ :data:`MIN_BENCH_POINTS` logged rewards:
     ``{"n_runs", "prefixes": {frac: {"n": rows, method: {"median_error", "within", "over_range"}}},
-    "noise_classes": {class: {"n", "coverage", "median_width"}}, "rows"}`` (``within``: share of rows with error
-    ≤ ``tolerance``; ``over_range``: count of rows with error > 1; width: share of the whole range)."""
+    "noise_classes": {class: {"n", "coverage", "median_width"}}, "reliability": {class: {level: share}}, "rows"}``
+    (``within``: share of rows with error ≤ ``tolerance``; ``over_range``: count of rows with error > 1; width:
+    share of the whole range; ``reliability``: for each nominal level of :data:`LEVELS`, the share of targets
+    inside the interval at that level — the interval reliability diagram)."""
     rows = []
     used = _usable(runs)
     for r, st, y in used:
@@ -571,12 +729,16 @@ def benchmark_forecasts(runs, *, prefixes: Iterable[float] = PREFIXES, conformal
         classes[c] = {"n": len(sel),
                       "coverage": float(np.mean([x["covered"] for x in sel])) if sel else math.nan,
                       "median_width": float(np.median([x["interval_width"] for x in sel])) if sel else math.nan}
-    return {"n_runs": len(used), "prefixes": per, "noise_classes": classes, "rows": rows}
+    reliability = {c: {lv: float(np.mean([x["covered_levels"][lv] for x in rows if x["noise_class"] == c]))
+                       for lv in LEVELS} for c in NOISE_CLASSES if any(x["noise_class"] == c for x in rows)}
+    return {"n_runs": len(used), "prefixes": per, "noise_classes": classes, "reliability": reliability,
+            "rows": rows}
 
 
 def format_forecast_benchmark(bench: dict[str, Any], title: str = "") -> str:
     """Markdown tables of :func:`benchmark_forecasts`: per prefix, median error / share within 5 % / count off by
-    more than the range for each method; per noise class, the 80 % coverage and median width."""
+    more than the range for each method; per noise class, the 80 % coverage and median width, and the interval
+    reliability (share inside at each nominal level of :data:`LEVELS`)."""
     methods = ("forecast",) + BASELINES
     lines = ([f"**{title}**", ""] if title else []) + [
         f"{bench['n_runs']} runs; cells: median error / within {TOLERANCE:.0%} / # off by > 1× range", "",
@@ -591,6 +753,14 @@ def format_forecast_benchmark(bench: dict[str, Any], title: str = "") -> str:
             lines.append(f"| {c} | {e['n']} | {e['coverage']:.0%} | {e['median_width']:.3f} |")
         else:
             lines.append(f"| {c} | 0 | – | – |")
+    rel = bench.get("reliability") or {}
+    if rel:
+        lines += ["", "| noise class | " + " | ".join(f"{lv:.0%}" for lv in LEVELS) + " |",
+                  "|---|" + "---|" * len(LEVELS)]
+        for c, pts in rel.items():
+            lines.append(f"| {c} | " + " | ".join(f"{pts[lv]:.0%}" for lv in LEVELS) + " |")
+        lines.append("")
+        lines.append("Interval reliability: share of targets inside the interval at each nominal level.")
     return "\n".join(lines)
 
 
