@@ -43,13 +43,25 @@ def test_hacking_fires_when_eval_falls_not_when_a_greedy_eval_starts_higher_and_
 
 
 def test_hacking_from_a_correctness_sub_reward_that_falls_while_format_rises():
-    fmt = 2.0 * (1 - np.exp(-STEPS / 20))
+    fmt = 2.0 * STEPS / N
     corr = np.where(STEPS < 80, 0.5, 0.5 - 0.4 * (STEPS - 80) / 120) + RNG.normal(0, 0.01, N)
     d = dg.detect_reward_hacking(_log(reward=fmt + corr, **{"rewards/format": fmt, "rewards/correctness": corr}))
     assert d.fired and d.events[0]["kind"] == "rewards/correctness fell" and 80 < d.step < 140
     flat = dg.detect_reward_hacking(_log(reward=fmt + 0.5, **{"rewards/format": fmt,
                                                                "rewards/correctness": np.full(N, 0.5)}))
     assert flat.available and not flat.fired
+    # correctness dips while the format reward has long saturated: not hacking (no format gain over the fall)
+    sat = 2.0 * (1 - np.exp(-STEPS / 20))
+    dip = dg.detect_reward_hacking(_log(reward=sat + corr, **{"rewards/format": sat, "rewards/correctness": corr}))
+    assert dip.available and not dip.fired
+
+
+def test_hacking_needs_the_training_reward_to_hold_while_the_evaluation_falls():
+    # both fall together: a collapse, not a train/eval divergence
+    r = np.where(STEPS < 100, 0.2 + 0.5 * STEPS / 100, 0.7 - 0.5 * (STEPS - 100) / 100) + RNG.normal(0, 0.01, N)
+    both = dg.detect_reward_hacking(_log(reward=r, eval_reward=_evals(lambda s: np.where(
+        s < 100, 0.3 + 0.5 * s / 100, 0.8 - 0.5 * (s - 100) / 100))))
+    assert both.available and not both.fired
 
 
 def test_noise_window_is_the_closed_form():
@@ -68,25 +80,38 @@ def test_causal_sigma_is_step_sigma_of_the_prefix_at_its_checkpoints():
 
 def test_degeneracy_needs_a_sustained_fraction_and_a_not_collapsed_entropy():
     frac = np.where(STEPS > 100, 0.95, 0.2)
-    d = dg.detect_advantage_degeneracy(_log(frac_reward_zero_std=frac, entropy=np.full(N, 0.6)))
+    hard = 0.03 + RNG.normal(0, 0.01, N)                  # a hard task: the zero-std groups all failed
+    d = dg.detect_advantage_degeneracy(_log(reward=hard, frac_reward_zero_std=frac, entropy=np.full(N, 0.6)))
     assert d.fired and 100 < d.step <= 100 + 2 * dg.K_MAX
-    conc = dg.detect_advantage_degeneracy(_log(frac_reward_zero_std=frac, entropy=0.6 * np.exp(-STEPS / 20)))
+    conc = dg.detect_advantage_degeneracy(_log(reward=hard, frac_reward_zero_std=frac,
+                                               entropy=0.6 * np.exp(-STEPS / 20)))
     assert not conc.fired   # zero-variance groups caused by a concentrated policy are the other detector's
 
 
 def test_degeneracy_from_trl_reward_std_zero_at_one_prompt_and_the_upper_bound_gate():
     std = np.where(STEPS > 100, 0.0, 0.4)
-    d = dg.detect_advantage_degeneracy(_log(reward_std=std))
+    d = dg.detect_advantage_degeneracy(_log(reward=0.03 + RNG.normal(0, 0.01, N), reward_std=std))
     assert d.available and d.fired and "reward_std == 0" in d.signal and d.step > 100
+    learning = _log(reward=np.clip(0.02 + 0.5 * STEPS / N, 0, 1), reward_std=std)
+    assert not dg.detect_advantage_degeneracy(learning).fired        # the reward still rises: not starved
     solved = _log(reward=np.full(N, 0.99), reward_std=std)          # every group all-correct: a solved task
     assert not dg.detect_advantage_degeneracy(solved, reward_bounds=(0.0, 1.0)).fired
+    # 85 % zero-std groups at a reward of 0.8: mostly all-correct groups, f − u = 0.05 — not starved
+    easy = _log(reward=np.full(N, 0.8) + RNG.normal(0, 0.01, N), frac_reward_zero_std=np.full(N, 0.85))
+    assert not dg.detect_advantage_degeneracy(easy, reward_bounds=(0.0, 1.0)).fired
 
 
-def test_concentration_fires_on_entropy_and_spread_falling_together():
+def test_concentration_fires_on_entropy_and_spread_falling_together_once_learning_stalls():
     h = 0.6 * np.exp(-STEPS / 40)
     spread = 0.6 * np.exp(-STEPS / 80)
     d = dg.detect_policy_concentration(_log(entropy=h, group_distinct_frac=spread))
     assert d.fired and d.detail["entropy_ratio"] < 0.25
+    stalled_from = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
+    assert d.step > 60          # the reward (time constant 40) is still rising significantly before
+    rising = _log(reward=0.1 + 0.5 * STEPS / N + RNG.normal(0, 0.01, N), entropy=h, group_distinct_frac=spread)
+    assert not dg.detect_policy_concentration(rising).fired            # still learning: not a failure
+    converged = _log(reward=0.8 + 0 * stalled_from + RNG.normal(0, 0.01, N), entropy=h, group_distinct_frac=spread)
+    assert not dg.detect_policy_concentration(converged, reward_bounds=(0.0, 1.0)).fired   # within 25 % of bound
     quiet = dg.detect_policy_concentration(_log(entropy=0.6 - 0.1 * STEPS / N, group_distinct_frac=np.full(N, 0.5)))
     assert not quiet.fired
     near_bound = _log(reward=np.full(N, 0.97), entropy=h, group_distinct_frac=spread)
@@ -105,6 +130,28 @@ def test_instability_from_grad_norm_growth_or_clipping():
     # TRL num_iterations=1: the clip ratio is always 0 and is not used
     zero = dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.zeros(N)), reading=False)
     assert "clip_ratio" not in zero.signal and not zero.fired
+
+
+def test_entropy_blow_up_needs_to_rise_above_the_initial_level():
+    back = 0.6 * np.where(STEPS < 80, np.exp(-STEPS / 20), np.exp(-4) + (1 - np.exp(-4)) * (STEPS - 80) / 120)
+    d = dg.detect_dynamical_instability(_log(entropy=back), reading=False)
+    assert not d.fired           # falls, then recovers towards its start: ≥ 2× its minimum but not a blow-up
+    up = 0.6 * np.where(STEPS < 100, 1.0, 1 + 3 * (STEPS - 100) / 100)
+    d = dg.detect_dynamical_instability(_log(entropy=up), reading=False)
+    assert d.fired and "(g)" in d.detail["reasons"][0] and d.step > 100
+
+
+def test_collapse_warning_from_precursors_alone_comes_before_a_noisy_reward_halves():
+    rng = np.random.default_rng(7)
+    level = np.where(STEPS < 150, 0.6, 0.6 * np.exp(-(STEPS - 150) / 10))
+    reward = rng.binomial(8, level) / 8                     # one prompt of 8 completions: too noisy to see a fall
+    ramp = np.clip((STEPS - 110) / 30, 0, 1)
+    log = _log(reward=reward, entropy=0.5 * (1 + 2 * ramp), grad_norm=1 + 6 * ramp,
+               **{"completions/clipped_ratio": 0.9 * ramp})
+    d = dg.detect_collapse(log, reward_bounds=(0.0, 1.0))
+    assert d.fired and any(e["rule"] == "C" and 110 < e["step"] <= 140 for e in d.events)
+    calm = _log(reward=reward[:100].tolist() * 2, entropy=np.full(N, 0.5), grad_norm=np.ones(N))
+    assert not any(e["rule"] == "C" for e in dg.detect_collapse(calm, reward_bounds=(0.0, 1.0)).events)
 
 
 def test_instability_from_a_growing_reward_envelope():
@@ -189,16 +236,25 @@ def test_every_shared_log_gets_a_full_strict_report():
 def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
     from rlvr_dynamics.runs.live import RunDoctor
 
-    doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)
     reward = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
     grad = np.where(STEPS < 120, 1.0, np.exp((STEPS - 120) / 8))
+    # grad-norm growth alone: an instability event, but the reward holds — no stop (stop rule, live.py)
+    doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)
     outs = [doctor.update(int(s), {"reward": r, "grad_norm": g, "note": "text"})
             for s, r, g in zip(STEPS, reward, grad)]
     reports = [o for o in outs if o]
     assert len(reports) == N // 20
     assert all(k.startswith("dynamics/") and math.isfinite(v) for o in reports for k, v in o.items())
     assert reports[2]["dynamics/plateau"] == pytest.approx(0.6, abs=0.05)
-    assert doctor.should_stop and doctor.fired["dynamical_instability"] > 120
+    assert doctor.fired["dynamical_instability"] > 120 and not doctor.should_stop and doctor.stop_reason is None
+    # with the reward falling as the grad norm blows up: stop, at the update where the rule fires
+    falling = np.where(STEPS < 125, reward, reward[124] * np.exp(-(STEPS - 125) / 10)) + RNG.normal(0, 0.01, N)
+    doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)
+    for s, r, g in zip(STEPS, falling, grad):
+        doctor.update(int(s), {"reward": r, "grad_norm": g})
+        if doctor.should_stop:
+            break
+    assert doctor.should_stop and 120 < doctor.stop_reason["step"] == int(s) < 170
 
 
 def test_html_report_embeds_the_figure(tmp_path):

@@ -73,3 +73,88 @@ def test_invalid_arguments_name_the_argument():
         RunDoctor(min_points=1)
     with pytest.raises(ValueError, match="reward_bounds"):
         RunDoctor(reward_bounds=(1.0, 0.0))
+
+
+def _collapsing(n=240, seed=3):
+    rng = np.random.default_rng(seed)
+    s = np.arange(1, n + 1)
+    r = np.where(s < 150, 0.2 + 0.5 * (1 - np.exp(-s / 30)), 0.7 * np.exp(-(s - 150) / 10))
+    grad = np.exp(rng.normal(0, 0.1, n)) * np.where(s < 140, 1.0, np.exp((s - 140) / 6))
+    return s, {"reward": r + rng.normal(0, 0.03, n), "grad_norm": grad}
+
+
+def test_stop_fires_at_the_step_of_the_rule_with_a_one_line_reason():
+    s, series = _collapsing()
+    doctor = RunDoctor(every=50, stop_on_instability=True, reward_bounds=(0.0, 1.0))
+    stopped_at = None
+    for i, st in enumerate(s):
+        doctor.update(int(st), {k: v[i] for k, v in series.items()})
+        if doctor.should_stop:
+            stopped_at = int(st)
+            break
+    assert stopped_at is not None and stopped_at % 50 != 0          # not at a report: at the rule's own step
+    why = doctor.stop_reason
+    assert set(why) == {"rule", "step", "numbers", "text"} and why["step"] == stopped_at
+    assert "\n" not in why["text"] and str(stopped_at) in why["text"]
+    n = why["numbers"]
+    assert abs(n["instability_step"] - n["warning_step"]) <= 20 and max(n["instability_step"],
+                                                                         n["warning_step"]) <= stopped_at
+    # without stop_on_instability: no check, no stop
+    quiet = RunDoctor(every=50, reward_bounds=(0.0, 1.0))
+    for i, st in enumerate(s):
+        quiet.update(int(st), {k: v[i] for k, v in series.items()})
+    assert not quiet.should_stop and quiet.stop_reason is None
+
+
+def test_healthy_noisy_run_with_a_dip_is_not_stopped():
+    rng = np.random.default_rng(4)
+    s = np.arange(1, 301)
+    level = 0.2 + 0.5 * (1 - np.exp(-s / 40)) - 0.25 * ((s > 150) & (s < 170))
+    doctor = RunDoctor(every=10, stop_on_instability=True)
+    for st, p in zip(s, level):
+        doctor.update(int(st), {"reward": rng.binomial(8, p) / 8, "grad_norm": float(np.exp(rng.normal(0, 0.3))),
+                                "entropy": 0.5 * np.exp(-st / 200)})
+    assert not doctor.should_stop
+
+
+def test_finish_gives_the_last_report_and_values_are_never_dropped():
+    steps, series = _metrics()
+    doctor = RunDoctor(every=1000, refresh_interval=1)
+    for i, st in enumerate(steps[:100]):
+        assert doctor.update(int(st), {k: v[i] for k, v in series.items()}) == {}
+    final = doctor.finish()
+    assert final and final == doctor.last_report
+    assert all(math.isfinite(v) for v in final.values())
+    for f in ("plateau", "damping_ratio", "r2", "stability_margin"):
+        assert {f"dynamics/{f}", f"dynamics/{f}_is_inf", f"dynamics/{f}_is_nan"} <= set(final), f
+    assert final["dynamics/should_stop"] == 0.0
+    assert all(f"dynamics/flag/{name}" in final for name in dg.DETECTORS)
+
+
+def test_sentinels_for_infinite_and_undefined_values():
+    from rlvr_dynamics.runs import live
+
+    out = {}
+    live._emit(out, "stability_margin", math.inf)
+    live._emit(out, "plateau", math.nan)
+    live._emit(out, "r2", 0.5)
+    assert out["dynamics/stability_margin"] == live.INF_SENTINEL and out["dynamics/stability_margin_is_inf"] == 1
+    assert out["dynamics/plateau"] == live.NAN_SENTINEL and out["dynamics/plateau_is_nan"] == 1
+    assert out["dynamics/r2"] == 0.5 and out["dynamics/r2_is_inf"] == 0 and out["dynamics/r2_is_nan"] == 0
+
+
+def test_benchmark_live_measures_stops_and_agreement():
+    from rlvr_dynamics.runs.corpus import CorpusRun
+    from rlvr_dynamics.runs.live import benchmark_live, format_live_benchmark
+
+    s, series = _collapsing()
+    bad = CorpusRun("bad", "sim", "dev", RunLog("bad", s, series, "reward"), (0.0, 1.0), 1, "smooth", "collapse",
+                    collapse_step=165)
+    steps, m = _metrics()
+    ok = {"reward": 0.2 + 0.5 * (1 - np.exp(-steps / 30)) + np.random.default_rng(1).normal(0, 0.03, steps.size)}
+    good = CorpusRun("good", "sim", "dev", RunLog("good", steps, ok, "reward"), (0.0, 1.0), 1, "smooth", "healthy")
+    res = benchmark_live([bad, good], every=25)
+    assert res["healthy"] == {"runs": 1, "stopped": 0, "names": [], "rate": 0.0}
+    assert res["collapse"]["stopped"] == 1 and res["collapse"]["population"] == 1
+    assert res["agreement"]["equal"] == 2
+    assert "healthy runs stopped" in format_live_benchmark(res)

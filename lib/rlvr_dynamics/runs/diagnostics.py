@@ -22,34 +22,55 @@ at it); ``Detection.step`` is the first. After an event the detector is disarmed
 GATE_FRACTION = 10 % of the bound width below the upper reward bound (a solved task is not a failure). Bounds: the
 declared ``reward_bounds``; else (0, 1) on the rows where every reward so far lies in [0, 1] (causal); else no gate.
 
+Round 2 (rules changed on ``split="dev"`` of corpus split v2, committed before the v2 test part was scored; old →
+new): hacking (i) last-2 mean vs running max → last-3 mean (HACKING_EVALS) vs running max of 3-means, only while the
+training reward has not fallen since the evaluation's peak; hacking (ii) "format sub-rewards logged" → the format
+sum rose significantly since the correctness peak, the peak taken on a PEAK_WINDOW-times longer smoothing;
+degeneracy f → f − u (u the normalised reward: all-correct groups do not count) and only while learning has stalled;
+concentration gate 10 % → CONCENTRATION_HEADROOM = 25 % of the bound width and only while learning has stalled;
+instability (g) also needs the smoothed entropy ≥ ENTROPY_ABOVE_INITIAL × its initial level; collapse precursor
+"entropy" = a rise ≥ 1.5× its running min to above its initial level (a falling entropy no longer counts), and the
+new rule (C): ≥ PRECURSOR_ALONE precursors on K_MIN consecutive rows, whatever the reward.
+
+**Stalled** (degeneracy, concentration): the t-statistic of the reward's least-squares slope over the trailing
+W = max(STALL_SPAN·k, STALL_MIN, STALL_FRACTION·n) = max(4k, 10, n/4) reward rows (n: rows so far) is
+< STALL_T = 2 (k: the noise window for an effect of
+0.1 × the reward's running range): no significant gain lately. A run that is still learning is not failing.
+
 =========================  ===================================================  =====================================
 detector                   signal                                               fires when
 =========================  ===================================================  =====================================
-``reward_hacking``         training reward R (smoothed, effect = 0.1 × its      at 2 consecutive evaluations /
-                           running range) vs (i) a held-out / strict eval E    rows: R has risen, S_R − R₀ > δ_R =
-                           (``eval_…``, ``val/…``) at rows where a new one      3σ_R√(2/k), while the evaluation
-                           arrived;
-                           (ii) a correctness sub-reward C (``rewards/<name>``  FELL: mean of the last 2 E < running
-                           with correct/answer/accura/exact in the name) when   max of such means − δ_E, δ_E =
-                                                                                max(3σ_E/√2,
-                           format sub-rewards are logged too                    0.05·scale_E); (ii) smoothed C <
-                                                                                its running peak − δ_C (same rule
-                                                                                on C's own σ, window), sustained k.
-                                                                                A greedy eval that starts higher or
-                                                                                saturates never fires (no ratio of
-                                                                                sampled vs greedy gains)
-``advantage_degeneracy``   fraction f of groups with zero reward std: TRL's     smoothed f > 0.75 (window: effect
-                           ``frac_reward_zero_std``; else 1[reward_std == 0]    0.25), sustained, while entropy ≥
-                           from TRL/Unsloth ``reward_std`` (the mean of the     25 % of its initial (first-k) mean
-                           per-group stds: 0 ⇔ every group degenerate, so the   when logged, and not at the upper
-                           indicator is the fraction exactly at 1 prompt per    bound (gate). Not verl's
-                           step and a lower bound of it at more; a smoothed     ``critic/score/std`` (a batch std)
-                           lower bound above 0.5 implies f > 0.5)
+``reward_hacking``         training reward R (smoothed, effect = 0.1 × its      R has risen, S_R − R₀ > δ_R =
+                           running range) vs (i) a held-out / strict eval E    3σ_R√(2/k), and (i) at 2 consecutive
+                           (``eval_…``, ``val/…``) at rows where a new one      evaluations (≥ 6 evaluations logged):
+                           arrived;                                             mean of the last 3 E < running max of
+                           (ii) a correctness sub-reward C (``rewards/<name>``  such means − δ_E, δ_E = max(3σ_E√(2/3),
+                           with correct/answer/accura/exact in the name) and    0.05·max|E|), while smoothed R ≥ its
+                           the format sub-rewards F (format/xml/strict/soft/    value at the evaluation's peak − δ_R
+                           int_reward/number)                                   (train and eval diverge; both falling
+                                                                                is a collapse); or (ii) smoothed C <
+                                                                                P_C − max(3σ_C√(1/k + 1/4k),
+                                                                                0.05·range_C), P_C the running peak of
+                                                                                a 4k smoothing, while ΣF smoothed has
+                                                                                risen > max(3σ_F√(2/k_F), 0.1·range_F)   
+                                                                                since that peak,
+                                                                                sustained k. A greedy eval that starts
+                                                                                higher or saturates never fires
+``advantage_degeneracy``   f − u: f the fraction of groups with zero reward     smoothed f − u > 0.75 (window: effect
+                           std (TRL's ``frac_reward_zero_std``; else            0.25), sustained, while entropy ≥
+                           1[reward_std == 0] from TRL/Unsloth ``reward_std``,  25 % of its initial (first-k) mean
+                           exact at 1 prompt per step, a lower bound at more);  when logged, learning has stalled,
+                           u = (R − lo)/(hi − lo) ≥ the share of all-correct    and not at the upper bound (gate).
+                           groups, so f − u bounds the all-failed share from    Not verl's ``critic/score/std`` (a
+                           below (u = 0 without bounds)                         batch std)
 ``policy_concentration``   mean token entropy H and within-group spread S       smoothed H < 0.25·H₀ (H₀: mean of
                            (``group_distinct_frac``, else ``group_reward_std``, the first k values; window effect
                            else TRL ``reward_std``)                             0.25·H₀) and smoothed S < 0.75 ×
-                                                                                its running max, sustained, not at
-                                                                                the upper bound (gate)
+                                                                                its running max, sustained, learning
+                                                                                stalled, and the smoothed reward
+                                                                                below hi − 0.25·(hi − lo) (bounds
+                                                                                known; a converged policy near its
+                                                                                bound is not a failure)
 ``dynamical_instability``  (a) grad norm g; (b) clip fraction c (only when      (a) smoothed log g ≥ log 5 + log g₀
                            ever non-zero: TRL num_iterations=1 logs 0);         (g₀: median of the first k) and
                            (e) |Δreward| envelope; (f) KL; (g) entropy;         rising (trailing slope > 0),
@@ -61,20 +82,23 @@ detector                   signal                                               
                                                                                 KL ≥ 10 × its value k rows earlier
                                                                                 and > 0.01 (log-KL), sustained;
                                                                                 (g) smoothed H ≥ 2 × its running
-                                                                                min after the first 2k rows,
-                                                                                sustained; (c) the margin's 80 %
-                                                                                interval above 1; (d) verdict
+                                                                                min after the first 2k rows AND ≥
+                                                                                1.5 × its initial level (mean of the
+                                                                                first k), sustained; (c) the margin's
+                                                                                80 % interval above 1; (d) verdict
                                                                                 ``unstable`` ((c), (d): whole-prefix
                                                                                 readings, fire at the last step)
 ``collapse_warning``       smoothed reward S (window k for effect 0.3·gain     (A) S < P − 0.3·G with G = P − F >
                            with Z = 4, two passes), running peak P of the       3σ√(2/k) and the trailing slope of
                            smoothing over 4k, floor F (lower reward bound,      R over max(k, 5) rows has t < −2;
-                           else the running min of that smoothing up to the     (B) S < P − 0.1·G with ≥ 2 of 4
-                           peak); precursors: entropy (6-row mean ≥ 1.5× its    precursors on; needs 4k rows;
-                           running min or ≤ its running max / 1.5), clipped-    re-arms once S ≥ P − 0.1·G
-                           completion ratio (3-row mean > 0.5), grad norm
-                           (6-row mean ≥ 3× the median of the first 6), KL
-                           (6-row mean ≥ 10× its value 12 rows before, ≥ 0.01)
+                           else the running min of that smoothing up to the     (B) S < P − 0.1·G (G significant as
+                           peak); precursors: entropy (6-row mean ≥ 1.5× its    in A) with ≥ 2 of 4 precursors on;
+                           running min and ≥ its initial 6-row mean),           (C) ≥ 2 precursors on 3 consecutive
+                           clipped-completion ratio (3-row mean > 0.5), grad    rows after the first 12 rows,
+                           norm (6-row mean ≥ 3× the median of the first 6),    whatever the reward (a 1-prompt
+                           KL (6-row mean ≥ 10× its value 12 rows before,       reward cannot show a fall in time);
+                           ≥ 0.01)                                              A/B need 4k rows; re-arms once S ≥
+                                                                                P − 0.1·G and (C) is off
 =========================  ===================================================  =====================================
 
 A detector whose series the log lacks reports ``available=False`` (not a silent "no"). ``detail["collapse_step"]``
@@ -87,6 +111,7 @@ Metric names: the column tables below cover TRL, Unsloth (TRL ≤ 0.15 names), v
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,10 +133,16 @@ GATE_FRACTION = 0.1
 HACKING_EFFECT = 0.1
 HACKING_Z = 3.0
 HACKING_MIN_DROP = 0.05
+HACKING_EVALS = 3
+STALL_SPAN = 4
+STALL_MIN = 10
+STALL_T = 2.0
+STALL_FRACTION = 0.25
 DEGENERACY_FRACTION = 0.75
 DEGENERACY_EFFECT = 0.25
 CONCENTRATION_ENTROPY = 0.25
 CONCENTRATION_SPREAD = 0.75
+CONCENTRATION_HEADROOM = 0.25
 GRAD_NORM_GROWTH = 5.0
 CLIP_FRACTION = 0.2
 ENVELOPE_GROWTH = 3.0
@@ -120,6 +151,7 @@ ENVELOPE_FLOOR = 0.01
 KL_JUMP = 10.0
 KL_FLOOR = 0.01
 ENTROPY_BLOWUP = 2.0
+ENTROPY_ABOVE_INITIAL = 1.5
 WARNING_DROP = 0.3
 WARNING_Z = 4.0
 PEAK_WINDOW = 4
@@ -128,6 +160,7 @@ PRECURSOR_COUNT = 2
 PRECURSOR_ENTROPY = 1.5
 PRECURSOR_CLIPPED = 0.5
 PRECURSOR_GRAD = 3.0
+PRECURSOR_ALONE = 2
 WARNING_REARM = 0.1
 WARNING_GAIN_Z = 3.0
 WARNING_T = -2.0
@@ -258,9 +291,24 @@ def causal_sigma(y: np.ndarray) -> np.ndarray:
     m = SIGMA_FIRST
     while m <= n:
         nxt = max(m + 1, int(math.ceil(m * SIGMA_GROWTH)))
-        out[m - 1:min(nxt - 1, n)] = step_sigma(y[:m])
+        out[m - 1:min(nxt - 1, n)] = _prefix_sigma(y[:m])
         m = nxt
     return out
+
+
+_SIGMA_CACHE: dict[bytes, float] = {}
+
+
+def _prefix_sigma(v: np.ndarray) -> float:
+    """:func:`~.noise.step_sigma` of ``v``, memoised on its bytes (the live doctor re-reads the same prefixes at
+    every update; a pure speed-up, bounded at 200,000 entries)."""
+    key = hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest()
+    got = _SIGMA_CACHE.get(key)
+    if got is None:
+        if len(_SIGMA_CACHE) > 200_000:
+            _SIGMA_CACHE.clear()
+        got = _SIGMA_CACHE[key] = float(step_sigma(v))
+    return got
 
 
 def noise_window(sigma, effect, *, z: float = Z_WINDOW, k_min: int = K_MIN, k_max: int = K_MAX) -> np.ndarray:
@@ -356,8 +404,9 @@ def _smoothed(y: np.ndarray, effect_fn) -> tuple[np.ndarray, np.ndarray, np.ndar
     return _trailing_mean(v, k), k, sig
 
 
-def _upper_gate(log: RunLog, reward_bounds) -> np.ndarray:
-    """True on rows where the smoothed reward is within GATE_FRACTION of the upper reward bound (causal)."""
+def _upper_gate(log: RunLog, reward_bounds, fraction: float = GATE_FRACTION) -> np.ndarray:
+    """True on rows where the smoothed reward is within ``fraction`` (default GATE_FRACTION) of the bound width
+    below the upper reward bound (causal)."""
     steps, r = log.reward_curve()
     ok = np.isfinite(log.reward)
     if reward_bounds is not None:
@@ -368,19 +417,48 @@ def _upper_gate(log: RunLog, reward_bounds) -> np.ndarray:
         lo, hi = np.where(unit, 0.0, np.nan), np.where(unit, 1.0, np.nan)
     s, _, _ = _smoothed(r, lambda v, sig: np.full(v.size, GATE_FRACTION * (np.nanmax(hi) - np.nanmin(lo))
                                                    if np.isfinite(hi).any() else np.nan))
-    near = np.where(np.isfinite(hi), s >= hi - GATE_FRACTION * (hi - lo), False)
+    near = np.where(np.isfinite(hi), s >= hi - fraction * (hi - lo), False)
     out = np.zeros(log.steps.size)
     out[ok] = near
     return _ffill(np.where(ok, out, np.nan)) > 0.5
+
+
+def _unit_reward(log: RunLog, reward_bounds) -> np.ndarray:
+    """(R − lo)/(hi − lo) on every row with the declared bounds, else with (0, 1) on the rows where every reward so
+    far lies in [0, 1] (causal); NaN where no bound is known or no reward is logged."""
+    r = log.reward
+    if reward_bounds is not None:
+        lo, hi = float(reward_bounds[0]), float(reward_bounds[1])
+        return (r - lo) / (hi - lo)
+    fin = np.where(np.isfinite(r), r, 0.5)
+    unit = np.logical_and.accumulate((fin >= 0) & (fin <= 1))
+    return np.where(unit & np.isfinite(r), r, np.nan)
+
+
+def _stalled(log: RunLog) -> np.ndarray:
+    """True on rows where learning has stalled: the t-statistic of the reward's least-squares slope over the
+    trailing W = max(STALL_SPAN·k, STALL_MIN, STALL_FRACTION·rows so far) reward rows is below STALL_T (k: the noise window for an effect of
+    HACKING_EFFECT × the reward's running range), i.e. no significant gain lately (causal)."""
+    r = log.reward
+    ok = np.isfinite(r)
+    rv = r[ok]
+    if rv.size == 0:
+        return np.zeros(log.steps.size, bool)
+    sig = causal_sigma(rv)
+    k = noise_window(sig, HACKING_EFFECT * _running_scale(rv))
+    t = _trailing_slope_t(rv, np.maximum(np.maximum(STALL_SPAN * k, STALL_MIN),
+                                         (STALL_FRACTION * np.arange(1, rv.size + 1)).astype(int)))
+    return np.nan_to_num(_on_rows(log, r, (t < STALL_T).astype(float)), nan=1.0) > 0.5
 
 
 # -------------------------------------------------------------------------------------------------- detectors
 def detect_reward_hacking(log: RunLog) -> Detection:
     """Module table, ``reward_hacking``: the training reward rises while (i) the evaluation falls at two
     consecutive evaluations or (ii) a correctness sub-reward falls below its running peak, sustained."""
-    thr = (f"R risen by δ_R = {HACKING_Z:g}σ_R√(2/k) while (i) the mean of the last 2 evaluations < their running max "
-           f"− max({HACKING_Z:g}σ_E/√2, {HACKING_MIN_DROP}·scale_E), at 2 consecutive evaluations, or (ii) a "
-           f"correctness sub-reward < its smoothed running peak − δ_C, sustained")
+    thr = (f"R risen by δ_R = {HACKING_Z:g}σ_R√(2/k) while (i) the mean of the last {HACKING_EVALS} evaluations < "
+           f"the running max of such means − max({HACKING_Z:g}σ_E√(2/{HACKING_EVALS}), {HACKING_MIN_DROP}·scale_E) "
+           f"at 2 consecutive evaluations and R has not fallen since that peak, or (ii) a correctness sub-reward < "
+           f"its smoothed running peak − δ_C while the format sub-rewards rose, sustained")
     ename, e = _eval_column(log)
     corr, fmt = _sub_rewards(log)
     use_sub = bool(corr and fmt)
@@ -402,33 +480,58 @@ def detect_reward_hacking(log: RunLog) -> Detection:
     events, signals = [], [log.reward_column]
     if ename is not None:
         eidx = _evaluation_rows(log, e)
-        if eidx.size >= 3:
+        if eidx.size >= 2 * HACKING_EVALS:
             signals.append(ename)
             ev = e[eidx]
             sig_e = causal_sigma(ev)
             early = min(ev.size, SIGMA_FIRST - 1)
             sig_e[:early] = [step_sigma(ev[:j + 1]) for j in range(early)]
-            recent = np.convolve(ev, [0.5, 0.5])[:ev.size]
-            recent[0] = ev[0]
-            peak = np.maximum.accumulate(recent)      # running max of the 2-evaluation means
+            m = HACKING_EVALS
+            recent = _trailing_mean(ev, np.full(ev.size, m))
+            fullm = np.arange(ev.size) >= m - 1
+            peak = np.maximum.accumulate(np.where(fullm, recent, -np.inf))   # running max of m-evaluation means
+            at_peak = np.maximum.accumulate(np.where(fullm & (recent >= peak), np.arange(ev.size), 0))
             scale_e = np.maximum.accumulate(np.abs(ev))
-            drop = np.maximum(HACKING_Z * sig_e / math.sqrt(2.0), HACKING_MIN_DROP * scale_e)
-            fell = (recent < peak - drop) & (np.arange(ev.size) >= 2) & risen_rows[eidx]
+            drop = np.maximum(HACKING_Z * sig_e * math.sqrt(2.0 / m), HACKING_MIN_DROP * scale_e)
+            rs_rows = _on_rows(log, r, rs)
+            dr_rows = _on_rows(log, r, delta_r)
+            # the training reward has not fallen since the evaluation's peak (a divergence, not a collapse)
+            held = rs_rows[eidx] >= rs_rows[eidx[at_peak]] - dr_rows[eidx]
+            fell = (recent < peak - drop) & (np.arange(ev.size) >= 2 * m - 1) & risen_rows[eidx] & held
             for j in _events(fell, 2):
                 i = int(eidx[j])
                 events.append({"step": int(log.steps[i]), "kind": "evaluation fell", "eval": recent[j],
                                "eval_peak": peak[j], "drop_min": drop[j], "delta_train": rise_rows[i]})
     if use_sub:
         signals += corr
+        fmt_sum = np.nansum([log.series[c] for c in fmt], axis=0)
+        fmt_ok = np.all([np.isfinite(log.series[c]) for c in fmt], axis=0)
+        fmt_sum = np.where(fmt_ok, fmt_sum, np.nan)
+        fsv = fmt_sum[fmt_ok]
+        fs_s, kf, sf = _smoothed(fmt_sum, lambda v, s: HACKING_EFFECT * _running_scale(fsv))
+        fs_rows, kf_rows = _on_rows(log, fmt_sum, fs_s), _on_rows(log, fmt_sum, kf.astype(float))
+        sf_rows = _on_rows(log, fmt_sum, sf)
+        fr_rows = _on_rows(log, fmt_sum, _running_scale(fsv))
         for col in corr:
             c = log.series[col]
             cv = c[np.isfinite(c)]
             scale_c = _running_scale(cv)
             cs, kc, sc = _smoothed(c, lambda v, s: HACKING_EFFECT * scale_c)
-            pk = np.maximum.accumulate(np.where(_full(kc), cs, -np.inf))
-            dc = HACKING_Z * sc * np.sqrt(2.0 / kc)
-            cond_c = _full(kc) & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * scale_c))
+            # peak of a PEAK_WINDOW-times longer smoothing: a running max of short means is biased up by noise
+            cl = _trailing_mean(cv, PEAK_WINDOW * kc)
+            full = _full(kc, PEAK_WINDOW)
+            pk = np.maximum.accumulate(np.where(full, cl, -np.inf))
+            at_pk = np.maximum.accumulate(np.where(full & (cl >= pk), np.arange(cv.size), 0))
+            dc = HACKING_Z * sc * np.sqrt(1.0 / kc + 1.0 / (PEAK_WINDOW * kc))
+            cond_c = full & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * scale_c))
+            crow = np.flatnonzero(np.isfinite(c))
             cond_rows = (_on_rows(log, c, cond_c.astype(float)) > 0.5) & risen_rows
+            # format rose significantly since the correctness peak
+            pk_rows = _on_rows(log, c, crow[at_pk].astype(float))
+            pk_idx = np.nan_to_num(pk_rows, nan=0).astype(int)
+            dfmt = np.maximum(HACKING_Z * sf_rows * np.sqrt(2.0 / np.maximum(np.nan_to_num(kf_rows, nan=K_MAX), 1)),
+                              HACKING_EFFECT * fr_rows)
+            cond_rows &= np.nan_to_num(fs_rows - fs_rows[pk_idx] > dfmt, nan=0).astype(bool)
             kr = _on_rows(log, c, kc.astype(float))
             for i in _events(cond_rows, np.nan_to_num(kr, nan=K_MAX).astype(int)):
                 events.append({"step": int(log.steps[i]), "kind": f"{col} fell", "delta_train": rise_rows[i]})
@@ -442,9 +545,9 @@ def _running_scale(v: np.ndarray) -> np.ndarray:
 
 def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
     """Module table, ``advantage_degeneracy``."""
-    thr = (f"smoothed zero-std fraction > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
-           f"{CONCENTRATION_ENTROPY:.0%} of its initial value and the reward is not within {GATE_FRACTION:.0%} of "
-           f"its upper bound")
+    thr = (f"smoothed (zero-std fraction − normalised reward) > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
+           f"{CONCENTRATION_ENTROPY:.0%} of its initial value, learning has stalled (reward slope t < {STALL_T:g}) "
+           f"and the reward is not within {GATE_FRACTION:.0%} of its upper bound")
     name, f = _column(log, ZERO_STD_COLUMNS)
     if name is None:
         sname, s = _column(log, GROUP_STD_COLUMNS)
@@ -452,6 +555,10 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
             return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction or TRL "
                              "reward_std logged", thr)
         name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
+    # all-correct groups are at most the normalised reward u = (R − lo)/(hi − lo) of the step: f − u is a lower
+    # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself
+    u = _unit_reward(log, reward_bounds)
+    f = np.where(np.isfinite(f), f - np.nan_to_num(u, nan=0.0), np.nan)
     fs, k, _ = _smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
     cond = _full(k) & (fs > DEGENERACY_FRACTION)
     cond_rows = _on_rows(log, f, cond.astype(float)) > 0.5
@@ -462,7 +569,7 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
         hs, _, _ = _smoothed(h, lambda v, s: CONCENTRATION_ENTROPY * np.abs(h0))
         collapsed = _on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
         cond_rows &= ~collapsed
-    cond_rows &= ~_upper_gate(log, reward_bounds)
+    cond_rows &= ~_upper_gate(log, reward_bounds) & _stalled(log)
     krows = np.nan_to_num(_on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
     fs_rows = _on_rows(log, f, fs)
     events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in _events(cond_rows, krows)]
@@ -473,8 +580,8 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
 def detect_policy_concentration(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
     """Module table, ``policy_concentration``."""
     thr = (f"smoothed entropy < {CONCENTRATION_ENTROPY}·initial and smoothed within-group spread < "
-           f"{CONCENTRATION_SPREAD} × its running maximum, sustained, not within {GATE_FRACTION:.0%} of the upper "
-           f"reward bound")
+           f"{CONCENTRATION_SPREAD} × its running maximum, sustained, learning stalled (reward slope t < "
+           f"{STALL_T:g}), reward below the upper bound − {CONCENTRATION_HEADROOM:.0%} of the bound width")
     hname, h = _column(log, ENTROPY_COLUMNS)
     if hname is None:
         return Detection("policy_concentration", False, False, None, "no entropy logged", thr)
@@ -488,7 +595,7 @@ def detect_policy_concentration(log: RunLog, reward_bounds: tuple[float, float] 
         ss, _, _ = _smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
         peak = np.maximum.accumulate(ss)
         cond_rows &= _on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
-    cond_rows &= ~_upper_gate(log, reward_bounds)
+    cond_rows &= ~_upper_gate(log, reward_bounds, CONCENTRATION_HEADROOM) & _stalled(log)
     krows = np.nan_to_num(_on_rows(log, h, k.astype(float)), nan=K_MAX).astype(int)
     ratio = _on_rows(log, h, hs / h0 if h0 else np.full(hs.size, np.nan))
     events = [{"step": int(log.steps[i]), "entropy_ratio": ratio[i]} for i in _events(cond_rows, krows)]
@@ -524,7 +631,7 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
     thr = (f"(a) smoothed grad norm ≥ {GRAD_NORM_GROWTH:g}× initial and rising; (b) smoothed clip fraction > "
            f"{CLIP_FRACTION}; (e) std of Δreward over {ENVELOPE_WINDOW} rows ≥ {ENVELOPE_GROWTH:g}·√2σ (σ of the "
            f"first half); (f) KL ×{KL_JUMP:g} within "
-           f"a window; (g) entropy ≥ {ENTROPY_BLOWUP:g}× its running min; all sustained; (c) stability margin 80 % "
+           f"a window; (g) entropy ≥ {ENTROPY_BLOWUP:g}× its running min and ≥ {ENTROPY_ABOVE_INITIAL:g}× initial; all sustained; (c) stability margin 80 % "
            f"interval above 1; (d) reading verdict 'unstable'")
     events: list[dict] = []
     used = []
@@ -581,7 +688,9 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
         def ent_rule(v, s, k):
             full = _full(k)
             low = np.minimum.accumulate(np.where(full, s, np.inf))
-            return full & (s - low >= math.log(ENTROPY_BLOWUP)), np.exp(s - low)
+            h0 = _running_initial_mean(v, k)           # log of the initial level (mean of the first k logs)
+            above = s - h0 >= math.log(ENTROPY_ABOVE_INITIAL)
+            return full & (s - low >= math.log(ENTROPY_BLOWUP)) & above, np.exp(s - low)
         events += _growth_events(log, np.abs(h), ent_rule, "(g) entropy blow-up")
     last = int(log.steps[-1])
     if margin and margin.get("unstable") == "yes":
@@ -601,6 +710,12 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
     if det.fired:
         det.detail["reasons"] = [e["reason"] for e in det.events]
     return det
+
+
+def _running_initial_mean(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Mean of the first k_i values at each row i (k_i ≤ i + 1)."""
+    kk = np.minimum(k, np.arange(1, v.size + 1))
+    return np.cumsum(v)[kk - 1] / kk
 
 
 def _running_initial_median(v: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -629,8 +744,8 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
     thr = (f"(A) smoothed R < P − {WARNING_DROP}·G with G = P − F > {WARNING_GAIN_Z:g}σ√(2/k) and trailing slope "
            f"t < {WARNING_T}; (B) smoothed R < P − {PRECURSOR_DROP}·G with ≥ {PRECURSOR_COUNT} precursors (entropy "
            f"×{PRECURSOR_ENTROPY:g} off its running extreme, clipped-completion ratio > {PRECURSOR_CLIPPED}, grad "
-           f"norm ≥ {PRECURSOR_GRAD:g}× initial, KL ≥ {KL_JUMP:g}× k rows earlier); re-arms at R ≥ P − "
-           f"{WARNING_REARM}·G")
+           f"norm ≥ {PRECURSOR_GRAD:g}× initial, KL ≥ {KL_JUMP:g}× k rows earlier); (C) ≥ {PRECURSOR_ALONE} "
+           f"precursors on {K_MIN} rows; re-arms at R ≥ P − {WARNING_REARM}·G")
     steps, r = log.reward_curve()
     detail = _legacy_collapse(steps, r, reward_bounds)
     if r.size < SIGMA_FIRST:
@@ -647,10 +762,13 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
     warn = signif & (s < peak - WARNING_DROP * gain) & (tstat < WARNING_T)
     pre, names = _precursors(log, k)
     warn_b = signif & (s < peak - PRECURSOR_DROP * gain) & (pre >= PRECURSOR_COUNT)
+    # (C) the side signals alone, whatever the reward shows (a 1-prompt reward cannot show a fall in time)
+    warn_c = (pre >= PRECURSOR_ALONE) & (np.arange(r.size) >= 4 * K_MIN)
+    warn_c = np.convolve(warn_c, np.ones(K_MIN), "full")[:r.size] >= K_MIN
     rearm = s >= peak - WARNING_REARM * gain
     events = [{"step": int(steps[i]), "smoothed": s[i], "peak": peak[i], "floor": floor[i], "window": int(k[i]),
-               "t": tstat[i], "precursors": int(pre[i]), "rule": "A" if warn[i] else "B"}
-              for i in _events(warn | warn_b, 1, rearm)]
+               "t": tstat[i], "precursors": int(pre[i]), "rule": "A" if warn[i] else "B" if warn_b[i] else "C"}
+              for i in _events(warn | warn_b | warn_c, 1, rearm & ~warn_c)]
     if detail.get("collapse_step") is not None:
         before = [e for e in events if e["step"] <= detail["collapse_step"]]
         if before:
@@ -670,9 +788,10 @@ def _precursors(log: RunLog, k: np.ndarray) -> tuple[np.ndarray, list[str]]:
         kh = np.full(hv.size, 2 * K_MIN)
         hs = _trailing_mean(hv, kh)
         full = _full(kh)
-        hi = np.maximum.accumulate(np.where(full, hs, -np.inf))
         lo = np.minimum.accumulate(np.where(full, hs, np.inf))
-        off = full & ((hs >= PRECURSOR_ENTROPY * lo) | (hs * PRECURSOR_ENTROPY <= hi))
+        h0 = _running_initial_mean(hv, kh)
+        # a rise off its running minimum to above the initial level (a falling entropy is what healthy runs do)
+        off = full & (hs >= PRECURSOR_ENTROPY * lo) & (hs >= h0)
         count += np.nan_to_num(_on_rows(log, h, off.astype(float)))
         names.append(hname)
     cname, c = _column(log, CLIPPED_COLUMNS)
@@ -776,12 +895,13 @@ def warning_lead(det: Detection, collapse_step: int) -> int | None:
     return int(collapse_step - before[-1]) if before else None
 
 
-def benchmark_detectors(runs, *, reading: bool = True) -> dict[str, Any]:
+def benchmark_detectors(runs, *, reading: bool = True, live_every: int | None = None) -> dict[str, Any]:
     """Score every detector on labelled corpus runs (:mod:`.corpus`): per detector the false-alarm rate on
     ``outcome == 'healthy'`` runs (fired / runs where it is available, with counts), the detection rate on runs of
     its ``failure_mode``; for the collapse warning the lead time on the lead-time population
     (``CorpusRun.in_lead_time_population``: collapse_step ≥ 30 logged points after the first step), success =
-    lead ≥ :data:`LEAD_TARGET`; and ``any`` (some detector fired) on healthy runs."""
+    lead ≥ :data:`LEAD_TARGET`; and ``any`` (some detector fired) on healthy runs. ``live_every``: also replay every
+    run through the live doctor (:func:`~.live.benchmark_live` at that ``every``; result under ``"live"``)."""
     runs = list(runs)
     per = {name: {"healthy_runs": 0, "false_alarms": 0, "mode_runs": 0, "mode_detected": 0} for name in DETECTORS}
     any_fa, n_healthy, leads, missing = 0, 0, [], 0
@@ -813,8 +933,12 @@ def benchmark_detectors(runs, *, reading: bool = True) -> dict[str, Any]:
         "warned_10_ahead": int((got >= LEAD_TARGET).sum()),
         "rate_10_ahead": float((got >= LEAD_TARGET).sum() / len(leads)) if leads else None,
         "median_lead": float(np.median(got)) if got.size else None}
-    return {"runs": len(runs), "healthy": n_healthy, "any_false_alarm": any_fa,
-            "any_false_alarm_rate": any_fa / n_healthy if n_healthy else None, "detectors": per}
+    out = {"runs": len(runs), "healthy": n_healthy, "any_false_alarm": any_fa,
+           "any_false_alarm_rate": any_fa / n_healthy if n_healthy else None, "detectors": per}
+    if live_every is not None:
+        from .live import benchmark_live
+        out["live"] = benchmark_live(runs, every=live_every)
+    return out
 
 
 def format_detector_benchmark(result: dict[str, Any], title: str = "") -> str:
@@ -836,4 +960,7 @@ def format_detector_benchmark(result: dict[str, Any], title: str = "") -> str:
     lines.append(f"Collapse warned ≥ {LEAD_TARGET} steps before the reward halves (target ≥ 80 %): "
                  f"{lead['warned_10_ahead']}/{lead['population']} ({pct(lead['rate_10_ahead'])}); warned at all "
                  f"{lead['warned']}, median lead {med}.")
+    if result.get("live"):
+        from .live import format_live_benchmark
+        lines += ["", format_live_benchmark(result["live"])]
     return "\n".join(x for x in lines if x is not None)

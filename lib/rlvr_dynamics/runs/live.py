@@ -2,7 +2,7 @@
 
 Trainer-agnostic (no torch, no transformers): feed it each logged step's metrics and it returns namespaced
 ``dynamics/*`` scalars to log through the trainer's own metric path (so they reach W&B, TensorBoard and trackio like
-TRL's ``clip_ratio/*``), plus whether training should stop (opt-in, on dynamical instability).
+TRL's ``clip_ratio/*``), plus whether training should stop (opt-in, on strong evidence of instability).
 
 Usage::
 
@@ -10,31 +10,86 @@ Usage::
 
     doctor = RunDoctor(every=10, refresh_interval=1, stop_on_instability=True)
     for step, metrics in training_loop():                # metrics: {"reward": 0.4, "entropy": 0.6, ...}
-        extra = doctor.update(step, metrics)             # {} except every ``every`` steps
+        extra = doctor.update(step, metrics)             # {} except when a report is due
         logger.log({**metrics, **extra}, step=step)
         if doctor.should_stop:
+            print(doctor.stop_reason["text"])
             break
+    logger.log(doctor.finish())                          # the last report, at the end of training
 
 In TRL, pass it to :class:`rlvr_dynamics.grpo.instrumentation.GRPODynamicsCallback` (``doctor=``): the callback
-feeds it every step from ``on_step_end`` and logs its outputs through the trainer's metrics, so they reach the
-reporting integrations, and stops training when :attr:`should_stop` is set.
+feeds it every step from ``on_step_end``, logs its outputs through the trainer's metrics, stops training when
+:attr:`should_stop` is set (reading :attr:`stop_reason`) and calls :meth:`finish` at ``on_train_end``.
 
 Args:
-    every: refit and rediagnose every this many logged steps (default 10; each update costs a few ms).
+    every: refit and rediagnose (a report) every this many ``update`` calls (default 10; a report costs a few ms
+        to ~0.1 s). The stop rule does not wait for it: it is checked at every ``update``.
     refresh_interval: K_ref of the run (steps_per_generation × num_iterations); enables the stability margin.
     reward_column: metric name of the training reward (default: the first of ``REWARD_COLUMNS`` seen).
-    stop_on_instability: set :attr:`should_stop` when ``dynamical_instability`` fires (default False).
+    stop_on_instability: check the stop rule below at every ``update`` and set :attr:`should_stop` and
+        :attr:`stop_reason` when it fires (default False: no check, never stops).
     min_points: no report before this many logged rewards (default :data:`~.diagnostics.SIGMA_FIRST` = 8, the
         fewest from which a detector can fire: its step noise needs 8 values). The first report comes at the first
         ``update`` where both hold: ``every`` calls since the last report, and ``min_points`` rewards logged — so
         with a log written every 5 steps it comes at step 40, whatever ``every``.
     reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1].
 
-Agreement with the full log: the detectors are causal (:mod:`.diagnostics`), so the events a report finds with step
-≤ its own step are exactly the full log's events up to that step; each event is recorded once, with the step it
-happened (``step``) and the step of the report that found it (``reported_at``), in :attr:`events`. The exceptions
-are instability (c) and (d), readings of a fit of the whole prefix: live, they are dated at the report that makes
-them. ``dynamics/flag/<detector>`` is 1 in a report when that report found a new event, else 0.
+**The stop rule** (``stop_on_instability=True``; checked at every ``update`` on the causal detectors of
+:mod:`.diagnostics`, so the run stops at the step where the rule fires, not at the next report). Stop when
+
+    a ``dynamical_instability`` event AND a ``collapse_warning`` event lie within STOP_WINDOW = 20 logged rows of
+    each other (either order), the later of the two at or before the current row;
+
+the stop step is the current row (the later event's row, or the first row after it where the rule is checked).
+Either signal alone is not enough: on the healthy dev runs an instability signal alone (grad-norm growth, an
+entropy blow-up, a KL jump, a growing |Δreward| envelope) or a reward fall alone (a 1-prompt dip, an underdamped
+overshoot) each fire on a few % of runs; together they mean the reward is falling *while* the optimisation is
+blowing up. The whole-prefix readings (instability (c) stability margin, (d) the oscillator reading's
+``unstable`` verdict) count as instability events at the report that makes them. :attr:`stop_reason` then holds
+``{"rule", "step", "numbers", "text"}`` (``text``: one line, e.g. ``doctor stop at step 212: (f) KL jump ×14.2 at
+step 205 + collapse warning (rule C, 2 precursors) at step 210 within 20 rows``).
+
+**Agreement with the full log**: the detectors are causal (:mod:`.diagnostics`), so the events a report finds with
+step ≤ its own step are exactly the full log's events up to that step; each event is recorded once, with the step
+it happened (``step``) and the step of the report (or stop check) that found it (``reported_at``), in
+:attr:`events`. The exceptions are instability (c) and (d), readings of a fit of the whole prefix: live, they are
+dated at the report that makes them. :func:`benchmark_live` measures it on the corpus.
+
+**Output fields** (every report has every key below, except the fit fields when no law could be fitted and
+``stability_margin`` without ``refresh_interval``; values are always finite floats — sentinels below):
+
+===================================  =====================================================  ======  =============
+field                                meaning                                                unit    claim
+===================================  =====================================================  ======  =============
+``dynamics/noise_ceiling``           share of the reward's variance a smooth curve can      1       P1-C9
+                                     explain (:func:`~.noise.noise_ceiling`); < 0.2 reads
+                                     "noise only"
+``dynamics/plateau``                 R∞ of the preferred response law fitted to the         reward  P1-C7
+                                     reward so far (the level the run is heading to)
+``dynamics/damping_ratio``           ζ of the preferred law (> 1 overdamped, 0–1            1       P1-C1, P1-C12
+                                     underdamped, < 0 growing)
+``dynamics/r2``                      R² of the preferred law on the reward so far           1       P1-C9
+``dynamics/law``                     which law is preferred: index in                       index   P1-C7, P1-C8
+                                     ``response_laws.LAW_NAMES`` (0 single exponential, 1
+                                     overdamped, 2 oscillatory)
+``dynamics/reliable``                1 if that fit's status is ``reliable`` (time scales    0/1     P1-C9
+                                     resolved, no parameter at a bound), else 0
+``dynamics/stability_margin``        m = ηK·K_ref/(1−μ) from the fit and K_ref (unstable    1       P1-C10
+                                     at m ≥ 1); +inf (no stable solution) → 1e9
+``dynamics/flag/<detector>``         1 if this report (or a stop check since the last       0/1     P1-C13 (the
+                                     report) found a new event of that detector, else 0             four), P2-C6
+                                                                                                    (collapse)
+``dynamics/should_stop``             1 once the stop rule has fired (only with              0/1     P1-C10, P2-C6
+                                     ``stop_on_instability``), else 0
+``dynamics/<field>_is_inf``          for ``stability_margin``, ``plateau``,                 −1/0/1  —
+                                     ``damping_ratio``, ``r2``: 1 (+inf, value 1e9), −1
+                                     (−inf, value −1e9), else 0
+``dynamics/<field>_is_nan``          same fields: 1 when the value is undefined (NaN,       0/1     —
+                                     value written as −1e9), else 0
+===================================  =====================================================  ======  =============
+
+Sentinels: +inf → :data:`INF_SENTINEL` = 1e9, −inf → −1e9, NaN → :data:`NAN_SENTINEL` = −1e9, each with its
+``_is_inf`` / ``_is_nan`` flag, so no value is ever dropped. The last report of a run comes from :meth:`finish`.
 """
 from __future__ import annotations
 
@@ -48,9 +103,20 @@ from . import response_laws as rl
 from .logs import REWARD_COLUMNS, RunLog
 from .noise import noise_ceiling
 
+STOP_WINDOW = 20
+"""Logged rows within which an instability event and a collapse warning must both lie to stop (module docstring)."""
+INF_SENTINEL = 1e9
+"""Written for +inf (−INF_SENTINEL for −inf), with ``dynamics/<field>_is_inf``."""
+NAN_SENTINEL = -1e9
+"""Written for an undefined value (NaN), with ``dynamics/<field>_is_nan``."""
+SENTINEL_FIELDS = ("plateau", "damping_ratio", "r2", "stability_margin")
+"""Fields that can be infinite or undefined: each comes with ``_is_inf`` and ``_is_nan`` flags."""
+STOP_DETECTORS = ("dynamical_instability", "collapse_warning")
+
 
 class RunDoctor:
-    """Accumulates a run's metrics and reports its dynamics every ``every`` steps (module docstring)."""
+    """Accumulates a run's metrics, reports its dynamics every ``every`` updates and checks the stop rule at every
+    update (module docstring: arguments, stop rule, output fields)."""
 
     def __init__(self, *, every: int = 10, refresh_interval: int | None = None, reward_column: str | None = None,
                  stop_on_instability: bool = False, min_points: int | None = None,
@@ -70,18 +136,26 @@ class RunDoctor:
         self.reward_bounds = reward_bounds
         self._rows: dict[int, dict[str, float]] = {}
         self._since = 0
+        self._pending: set[str] = set()
         self.should_stop = False
-        """True once ``dynamical_instability`` has fired and ``stop_on_instability`` is set."""
+        """True once the stop rule has fired (only with ``stop_on_instability``)."""
+        self.stop_reason: dict[str, Any] | None = None
+        """None, or once the doctor wants to stop: ``{"rule", "step", "numbers", "text"}`` (module docstring)."""
         self.fired: dict[str, int] = {}
         """Detector → step of its first event."""
         self.events: dict[str, list[dict[str, Any]]] = {name: [] for name in diag.DETECTORS}
         """Detector → every event found so far: the event's numbers plus ``reported_at`` (the report's step)."""
+        self.last_report: dict[str, float] = {}
+        """The latest report's ``dynamics/*`` scalars."""
 
+    # ------------------------------------------------------------------------------------------------- feeding
     def update(self, step: int, metrics: dict[str, Any]) -> dict[str, float]:
-        """Record ``metrics`` at ``step``; return ``dynamics/*`` scalars when a report is due (module docstring),
-        else ``{}``."""
+        """Record ``metrics`` at ``step``, check the stop rule (with ``stop_on_instability``), and return the
+        ``dynamics/*`` scalars when a report is due (module docstring), else ``{}``."""
         self.record(step, metrics)
         self._since += 1
+        if self.stop_on_instability and not self.should_stop:
+            self._check_stop()
         if self._since < self.every or self._n_rewards() < self.min_points:
             return {}
         self._since = 0
@@ -118,8 +192,60 @@ class RunDoctor:
             return None
         return RunLog("live", steps, series, self.reward_column)
 
+    # ------------------------------------------------------------------------------------------------- stopping
+    def _check_stop(self) -> None:
+        """The stop rule (module docstring) on the causal detectors of the log so far (no fit)."""
+        log = self.log()
+        if log is None or int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
+            return
+        now = int(log.steps[-1])
+        dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self.reward_bounds,
+                                                                           reading=False),
+                "collapse_warning": diag.detect_collapse(log, self.reward_bounds)}
+        for name, d in dets.items():
+            if self._new_events(name, d, now):
+                self._pending.add(name)
+        self._apply_stop_rule(log)
+
+    def _apply_stop_rule(self, log: RunLog) -> None:
+        if self.should_stop or not self.stop_on_instability:
+            return
+        inst, warn = self.events["dynamical_instability"], self.events["collapse_warning"]
+        if not inst or not warn:
+            return
+        row = {int(s): i for i, s in enumerate(log.steps)}
+        now = int(log.steps[-1])
+        best = None
+        for a in inst:
+            ra = row.get(int(a["step"]), row.get(int(a.get("reported_at", now)), len(row) - 1))
+            for w in warn:
+                rw = row.get(int(w["step"]), len(row) - 1)
+                if abs(ra - rw) <= STOP_WINDOW:
+                    later = max(int(a["step"]), int(w["step"]))
+                    if best is None or later < best[0]:
+                        best = (later, a, w)
+        if best is None:
+            return
+        _, a, w = best
+        numbers = {"instability_step": int(a["step"]), "instability_reason": str(a.get("reason", "")),
+                   "instability_ratio": _num(a.get("ratio")), "warning_step": int(w["step"]),
+                   "warning_rule": str(w.get("rule", "")), "precursors": int(w.get("precursors", 0)),
+                   "smoothed_reward": _num(w.get("smoothed")), "reward_peak": _num(w.get("peak")),
+                   "window_rows": STOP_WINDOW}
+        ratio = "" if numbers["instability_ratio"] is None else f" ×{numbers['instability_ratio']:.3g}"
+        reward = ("" if numbers["smoothed_reward"] is None or numbers["reward_peak"] is None else
+                  f", reward {numbers['smoothed_reward']:.3g} from peak {numbers['reward_peak']:.3g}")
+        text = (f"doctor stop at step {now}: {numbers['instability_reason']}{ratio} at step {a['step']} + collapse "
+                f"warning (rule {numbers['warning_rule']}, {numbers['precursors']} precursors{reward}) at step "
+                f"{w['step']}, within {STOP_WINDOW} rows")
+        self.should_stop = True
+        self.stop_reason = {"rule": "instability + collapse warning within STOP_WINDOW rows", "step": now,
+                            "numbers": numbers, "text": text}
+
+    # ------------------------------------------------------------------------------------------------- reports
     def report(self) -> dict[str, float]:
-        """Fit, forecast and diagnose now; the ``dynamics/*`` scalars (NaN-free)."""
+        """Fit, forecast and diagnose now; the ``dynamics/*`` scalars (all finite: sentinels in the module
+        docstring). ``{}`` before ``min_points`` rewards."""
         log = self.log()
         if log is None:
             return {}
@@ -129,31 +255,39 @@ class RunDoctor:
         bounds = self.reward_bounds
         fit_bounds = bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
         fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)
-        out: dict[str, float] = {"dynamics/noise_ceiling": noise_ceiling(reward)}
+        out: dict[str, float] = {"dynamics/noise_ceiling": _finite(noise_ceiling(reward))}
         margin = None
         pref = fits["preferred"]
         if pref is not None:
             fit = fits[pref]
-            out["dynamics/plateau"] = fit.params.get("r_inf", math.nan)
-            out["dynamics/damping_ratio"] = fit.damping_ratio
-            out["dynamics/r2"] = fit.r2
+            _emit(out, "plateau", fit.params.get("r_inf", math.nan))
+            _emit(out, "damping_ratio", fit.damping_ratio)
+            _emit(out, "r2", fit.r2)
             out["dynamics/law"] = float(rl.LAW_NAMES.index(pref))
             out["dynamics/reliable"] = float(fit.reliable)
             if self.refresh_interval is not None:
                 margin = rl.stability_margin(fit.damping_over_stiffness, fit.damping_over_stiffness_sd,
                                              self.refresh_interval)
                 m = margin["margin"]
-                out["dynamics/stability_margin"] = m if isinstance(m, float) else math.inf
+                _emit(out, "stability_margin", math.inf if m == "inf" else (math.nan if m is None else float(m)))
         dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=bounds)
         now = int(log.steps[-1])
         for name, d in dets.items():
             new = self._new_events(name, d, now)
-            out[f"dynamics/flag/{name}"] = float(bool(new))
+            out[f"dynamics/flag/{name}"] = float(bool(new) or name in self._pending)
             if self.events[name] and name not in self.fired:
                 self.fired[name] = int(self.events[name][0]["step"])
-        if self.stop_on_instability and self.events["dynamical_instability"]:
-            self.should_stop = True
-        return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(float(v))}
+        self._pending.clear()
+        self._apply_stop_rule(log)
+        out["dynamics/should_stop"] = float(self.should_stop)
+        self.last_report = {k: _finite(v) for k, v in out.items()}
+        return dict(self.last_report)
+
+    def finish(self) -> dict[str, float]:
+        """The last report at the end of training (whatever ``every``): :meth:`report` on everything logged, ``{}``
+        before ``min_points`` rewards."""
+        self._since = 0
+        return self.report()
 
     def _new_events(self, name: str, det: diag.Detection, now: int) -> list[dict[str, Any]]:
         """Events of ``det`` not recorded yet (same step and reason), stamped ``reported_at = now``."""
@@ -161,7 +295,37 @@ class RunDoctor:
         new = [{**e, "reported_at": now} for e in det.events if _event_key(e) not in seen]
         self.events[name].extend(new)
         self.events[name].sort(key=lambda e: e["step"])
+        if self.events[name] and name not in self.fired:
+            self.fired[name] = int(self.events[name][0]["step"])
         return new
+
+
+def _num(x) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _finite(v) -> float:
+    v = float(v)
+    if math.isnan(v):
+        return NAN_SENTINEL
+    if math.isinf(v):
+        return INF_SENTINEL if v > 0 else -INF_SENTINEL
+    return v
+
+
+def _emit(out: dict[str, float], field: str, value) -> None:
+    """``dynamics/<field>`` with its sentinel and its ``_is_inf`` / ``_is_nan`` flags (module docstring)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    out[f"dynamics/{field}"] = _finite(v)
+    out[f"dynamics/{field}_is_inf"] = float(np.sign(v)) if math.isinf(v) else 0.0
+    out[f"dynamics/{field}_is_nan"] = float(math.isnan(v))
 
 
 def _event_key(event: dict[str, Any]) -> tuple:
@@ -170,3 +334,82 @@ def _event_key(event: dict[str, Any]) -> tuple:
     if reason.startswith(("(c)", "(d)")):
         return (reason[:3],)
     return (event["step"], event.get("reason"), event.get("kind"))
+
+
+# ---------------------------------------------------------------------------------------------------- benchmark
+def benchmark_live(runs, *, every: int = 10, refresh_interval: int | None = None) -> dict[str, Any]:
+    """Replay every corpus run (:mod:`.corpus`) through a ``RunDoctor(every=every, stop_on_instability=True)``
+    one logged row at a time (then :meth:`RunDoctor.finish`) and score it with the doctor itself:
+
+    - ``healthy``: stops / runs on ``outcome == 'healthy'`` (target ≤ 2 %), with the stopped run names;
+    - ``collapse``: stops / runs on ``outcome == 'collapse'``; on the lead-time population the lead of the stop
+      before ``collapse_step`` (median, and how many ≥ :data:`~.diagnostics.LEAD_TARGET` steps ahead);
+    - ``agreement``: runs whose live events (every detector, without the whole-prefix readings (c)/(d)) equal the
+      full-log :func:`~.diagnostics.diagnose` events at the same steps, out of all runs; and per detector the runs
+      where the live and full verdicts (fired or not) agree.
+    A training loop that honours ``should_stop`` ends at the stop, so the agreement is measured on doctors that
+    keep running after the stop (``should_stop`` does not end the replay)."""
+    runs = list(runs)
+    res = {"every": every, "healthy": {"runs": 0, "stopped": 0, "names": []},
+           "collapse": {"runs": 0, "stopped": 0, "population": 0, "stopped_before": 0, "ahead_10": 0, "leads": []},
+           "agreement": {"runs": 0, "equal": 0, "per_detector": {n: 0 for n in diag.DETECTORS}}}
+    for run in runs:
+        steps, _ = run.log.reward_curve()
+        if steps.size < 2:
+            continue
+        doc = RunDoctor(every=every, refresh_interval=refresh_interval, stop_on_instability=True,
+                        reward_column=run.log.reward_column, reward_bounds=run.reward_bounds)
+        names = list(run.log.series)
+        for i, st in enumerate(run.log.steps):
+            doc.update(int(st), {n: run.log.series[n][i] for n in names})
+        doc.finish()
+        stop = doc.stop_reason["step"] if doc.stop_reason else None
+        if run.outcome == "healthy":
+            res["healthy"]["runs"] += 1
+            if stop is not None:
+                res["healthy"]["stopped"] += 1
+                res["healthy"]["names"].append(run.name)
+        elif run.outcome == "collapse":
+            res["collapse"]["runs"] += 1
+            res["collapse"]["stopped"] += int(stop is not None)
+            if getattr(run, "in_lead_time_population", False):
+                res["collapse"]["population"] += 1
+                if stop is not None and stop <= run.collapse_step:
+                    lead = int(run.collapse_step - stop)
+                    res["collapse"]["stopped_before"] += 1
+                    res["collapse"]["ahead_10"] += int(lead >= diag.LEAD_TARGET)
+                    res["collapse"]["leads"].append(lead)
+        full = diag.diagnose(run.log, reward_bounds=run.reward_bounds, reading=False)
+        res["agreement"]["runs"] += 1
+        same = True
+        for name in diag.DETECTORS:
+            live = [e["step"] for e in doc.events[name] if not str(e.get("reason", "")).startswith(("(c)", "(d)"))]
+            want = [e["step"] for e in full[name].events]
+            same &= live == want
+            res["agreement"]["per_detector"][name] += int(bool(live) == bool(want))
+        res["agreement"]["equal"] += int(same)
+    h, c, a = res["healthy"], res["collapse"], res["agreement"]
+    h["rate"] = h["stopped"] / h["runs"] if h["runs"] else None
+    c["rate"] = c["stopped"] / c["runs"] if c["runs"] else None
+    c["median_lead"] = float(np.median(c["leads"])) if c["leads"] else None
+    a["rate"] = a["equal"] / a["runs"] if a["runs"] else None
+    return res
+
+
+def format_live_benchmark(result: dict[str, Any], title: str = "") -> str:
+    """Markdown lines for :func:`benchmark_live` (target: stops ≤ 2 % of healthy runs)."""
+    def pct(n, d):
+        return "n/a" if not d else f"{n}/{d} ({100 * n / d:.1f} %)"
+    h, c, a = result["healthy"], result["collapse"], result["agreement"]
+    med = "n/a" if c["median_lead"] is None else f"{c['median_lead']:.0f} steps"
+    lines = [f"**{title}**" if title else "",
+             f"Live `RunDoctor(every={result['every']}, stop_on_instability=True)`, replayed row by row:",
+             "",
+             "| measure | value |", "|---|---|",
+             f"| healthy runs stopped (target ≤ 2 %) | {pct(h['stopped'], h['runs'])} |",
+             f"| collapsing runs stopped | {pct(c['stopped'], c['runs'])} |",
+             f"| lead-time population stopped before the reward halves | {pct(c['stopped_before'], c['population'])}"
+             f"; ≥ {diag.LEAD_TARGET} steps ahead {c['ahead_10']}; median lead {med} |",
+             f"| live events = full-log events (causal detectors) | {pct(a['equal'], a['runs'])} |"]
+    lines += [f"| live verdict = full-log verdict: {n} | {pct(k, a['runs'])} |" for n, k in a["per_detector"].items()]
+    return "\n".join(lines)
