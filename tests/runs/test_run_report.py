@@ -135,3 +135,36 @@ def test_reward_range_flag_bounds_the_report(tmp_path, capsys):
     assert main(["fit", str(p), "--reward-range", "4", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) >= 1 and "--reward-range" in err[-1] and "LO < HI" in err[-1]
+
+
+def test_plateau_only_when_the_curve_has_reached_it():
+    """A first-order curve that has covered 1 − e^{−1.5} ≈ 78 % of its rise has no identified plateau (the report says
+    it is still rising); after 1 − e^{−4} ≈ 98 % the plateau is the law's R∞."""
+    from rlvr_dynamics.runs.logs import RunLog
+
+    rng = np.random.default_rng(3)
+    steps = np.arange(1, 301)
+    for span_over_t, reached in ((1.5, False), (4.0, True)):   # covered 78 % (R∞ inside the band) and 98 %
+        y = 0.2 + 0.6 * (1 - np.exp(-(steps - 1) / (300 / span_over_t))) + 0.01 * rng.standard_normal(steps.size)
+        rep = fit_run(RunLog("m", steps, {"reward": y}, "reward"), p1_laws=False, diagnostics=False)
+        plateau = rep["plateau"]
+        if reached:
+            assert plateau["value"] == pytest.approx(0.8, abs=0.02)
+        else:
+            assert plateau["value"] is None and plateau["note"].startswith("still rising")
+
+
+def test_a_rise_is_not_read_as_a_slow_oscillation():
+    """A logistic-like rise that an oscillatory law fits as a quarter of a slow sinusoid (period longer than the log)
+    is reported by a monotone law: no 'oscillates around its plateau' sentence."""
+    from rlvr_dynamics.runs.logs import RunLog
+
+    rng = np.random.default_rng(4)
+    steps = np.arange(1, 401)
+    y = 0.1 + 0.7 / (1 + np.exp(-(steps - 200) / 40)) + 0.02 * rng.standard_normal(steps.size)
+    rep = fit_run(RunLog("m", steps, {"reward": y}, "reward"), p1_laws=False, diagnostics=False)
+    reading = rep["response"]["reading"]
+    if reading["law"] == "oscillatory":
+        omega = rep["response"]["laws"]["oscillatory"]["params"]["omega_d"]
+        assert 2 * np.pi / omega <= steps[-1] - steps[0]
+    assert "oscillates" not in reading["meaning"] or reading["law"] == "oscillatory"

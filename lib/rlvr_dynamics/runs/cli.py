@@ -75,12 +75,14 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     steps = log.reward_curve()[0]
     target = args.forecast[0] if args.forecast else int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
     rep = fit_run(log, forecast_steps=[target], p1_laws=False, reward_bounds=_reward_bounds(args))
-    plateau = (rep.get("plateau") or {}).get("value")
+    plat = rep.get("plateau") or {}
+    plateau = plat.get("value")
     fc, iv = rep["forecast"].get(target), rep["forecast_interval"].get(target)
     half = None if not iv or None in iv else 0.5 * (iv[1] - iv[0])
     fired = [name for name, d in (rep.get("diagnostics") or {}).items() if d.get("fired")]
     name = Path(path).name
-    return (f"{name:{width}s} {rep['n_points']:6d} {_g(plateau):>9s}  {'@' + str(target):>7s} {_g(fc):>9s} ± "
+    shown = "rising" if plateau is None and str(plat.get("note") or "").startswith("still rising") else _g(plateau)
+    return (f"{name:{width}s} {rep['n_points']:6d} {shown:>9s}  {'@' + str(target):>7s} {_g(fc):>9s} ± "
             f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
 
 

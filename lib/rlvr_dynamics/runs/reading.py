@@ -299,6 +299,16 @@ def _departure_test(t, y, stable, sigma) -> dict[str, Any]:
     return {"departure_z": z, "departure": d_end, "departure_before": d_before, "leaves_plateau": bool(ok)}
 
 
+def _resolves_a_period(fit, t) -> bool:
+    """An oscillatory law is read as oscillating only when one whole period 2π/ω_d fits in the logged steps: with a
+    longer period the "oscillation" is a rise drawn as part of a sinusoid, and its R∞ (the centre of a swing never
+    seen) is no plateau. Monotone laws always pass."""
+    if fit.law != "oscillatory":
+        return True
+    omega = fit.params.get("omega_d")
+    return omega is not None and math.isfinite(omega) and omega > 0 and 2 * math.pi / omega <= float(t[-1] - t[0])
+
+
 def _law_fields(fit) -> dict[str, Any]:
     return {"law": fit.law, "regime": fit.regime, "damping_ratio": fit.damping_ratio,
             "damping_ratio_interval": fit.damping_ratio_interval, "fit": fit}
@@ -340,8 +350,9 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     ev.update(best_stable_law=best.law, best_stable_chi2_reduced=best.chi2_reduced)
     # the law *reported* (its regime, ζ and plateau): the best stable law with no parameter at a bound when there is
     # one — an oscillatory fit pinned at a = 0 (undamped) or at ω's bound describes nothing; the tests below use `best`
-    identified = [f for f in stable_fits if f.status != "at bound"]
-    shown = min(identified, key=lambda f: f.bic) if identified else best
+    periodic_ok = [f for f in stable_fits if _resolves_a_period(f, t)]
+    identified = [f for f in periodic_ok if f.status != "at bound"]
+    shown = min(identified or periodic_ok or [best], key=lambda f: f.bic)
     monotone = [f for f in stable_fits if f.law != "oscillatory"]
     trend = min(monotone, key=lambda f: f.bic) if monotone else best
     resid = y - trend.predict(t)

@@ -151,8 +151,8 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     report["dynamics"] = dyn.to_dict()
     if pref is not None:
         best = resp[pref]
-        if best.regime == "growing" and not dyn.unstable and dyn.fit is not None:
-            best = dyn.fit           # a growing fit without the evidence is never the reading (module .reading)
+        if dyn.fit is not None and (dyn.verdict == "stable" or (best.regime == "growing" and not dyn.unstable)):
+            best = dyn.fit           # the law the reading reports (a growing fit without evidence never is)
         reading = {"law": best.law, "regime": best.regime, "status": best.status, "verdict": dyn.verdict,
                    "damping_ratio": best.to_dict()["damping_ratio"],
                    "damping_ratio_80": best.to_dict()["damping_ratio_80"],
@@ -165,7 +165,7 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
                     best.damping_over_stiffness + refresh_interval > 0:
                 reading["eta_curvature"] = (1 - momentum) / (best.damping_over_stiffness + refresh_interval)
         response["reading"] = reading
-        report["plateau"] = _plateau(best, dyn, reward, bounds)
+        report["plateau"] = _plateau(best, dyn, reward, bounds, steps)
     report["response"] = response
     if forecast_steps:
         report["forecast_law"] = pref
@@ -186,7 +186,12 @@ PLATEAU_BAND = 0.5
 inside the reward bounds when known); outside it the law is extrapolating, and the report says so instead."""
 
 
-def _plateau(fit, dyn, reward, bounds) -> dict[str, Any]:
+PLATEAU_REACHED = 0.8
+"""A plateau is reported only when the law read has covered at least this share of its rise (R(t_last) − R0)/(R∞ − R0)
+by the last logged step: before that, R∞ is an extrapolation of a curve with no plateau in sight."""
+
+
+def _plateau(fit, dyn, reward, bounds, steps=None) -> dict[str, Any]:
     """The plateau R∞ of the law read, or None with why: a ``noise only`` or ``unstable`` reading has no plateau,
     and a value outside the plausible band (:data:`PLATEAU_BAND`) is never printed."""
     value, sd = fit.params.get("r_inf"), fit.stderr.get("r_inf")
@@ -204,6 +209,15 @@ def _plateau(fit, dyn, reward, bounds) -> dict[str, Any]:
         out["note"] = (f"the {fit.law.replace('_', ' ')} law's plateau lies outside the plausible band "
                        f"[{lo:.4g}, {hi:.4g}]: not identified by this log")
         return out
+    r0 = fit.params.get("r0")
+    if steps is not None and r0 is not None and math.isfinite(r0) and abs(value - r0) > 0:
+        covered = float((fit.predict(np.asarray(steps, dtype=float)[-1:])[0] - r0) / (value - r0))
+        out["share_of_rise_covered"] = covered
+        if covered < PLATEAU_REACHED:
+            out["note"] = (f"still rising: the {fit.law.replace('_', ' ')} law has covered {100 * max(covered, 0):.0f} % "
+                           f"of its rise by the last step (< {100 * PLATEAU_REACHED:.0f} %), so its plateau "
+                           f"({value:.4g}) is not identified by this log")
+            return out
     out.update(value=value, sd=sd if sd is not None and math.isfinite(sd) and sd < hi - lo else None)
     return out
 
