@@ -267,3 +267,18 @@ def test_html_report_embeds_the_figure(tmp_path):
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "r.html").read_text()
     assert "data:image/png;base64," in page and "reward_hacking" in page and "http" not in page.split("<body>")[1]
+
+
+def test_a_reward_stuck_at_zero_is_advantage_degeneracy():
+    """The plainest degeneracy: every group scores 0 (zero-std fraction 1), the reward is exactly flat at 0 and the
+    entropy holds. The trailing slope of an exactly flat stretch is 0 (stalled), not NaN."""
+    from rlvr_dynamics.runs import diagnostics as dg
+    from rlvr_dynamics.runs.logs import RunLog
+
+    steps = np.arange(1, 121)
+    rng = np.random.default_rng(0)
+    series = {"reward": np.zeros(steps.size), "frac_reward_zero_std": np.ones(steps.size),
+              "entropy": 0.7 + 0.01 * rng.standard_normal(steps.size)}
+    det = dg.detect_advantage_degeneracy(RunLog("stuck", steps, series, "reward"), (0.0, 1.0))
+    assert det.fired and det.step <= 40
+    np.testing.assert_array_equal(dg._trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))

@@ -350,7 +350,9 @@ def _trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
         b = vxy / vxx
         res = np.maximum(vyy - b * vxy, 0.0)
         se = np.sqrt(res / np.maximum(s0 - 2, 1) / vxx)
-        t = np.where(se > 0, b / se, np.sign(b) * np.inf)
+        # an exactly flat stretch (se = 0, b = 0) has t = 0, not sign(0)·∞ = NaN (which made "stalled" false on a
+        # reward stuck at 0, hiding the plainest degeneracy)
+        t = np.where(se > 0, b / se, np.where(b == 0, 0.0, np.sign(b) * np.inf))
     return np.where((s0 >= 4) & np.isfinite(b), t, 0.0)
 
 
