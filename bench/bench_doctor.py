@@ -61,13 +61,13 @@ def corpus_table(runs) -> str:
     return "\n".join(lines)
 
 
-def speed() -> str:
+def speed() -> list[dict]:
     """Seconds per log for the whole report (P1 reference fit, response laws, forecast, reading, detectors), the
-    CLI start-up and the multi-log command on the shared logs."""
+    CLI start-up and the multi-log command on the shared logs: ``[{"what", "value", "target", "text"}]``."""
     from rlvr_dynamics.runs.report import fit_run
 
-    lines = []
-    logs = [r for r in C.load_corpus(split="test", sources=("project", "shared"))][:40]
+    rows = []
+    logs = [r for r in C.load_corpus(split="dev", sources=("project",))][:40] + C.shared_runs()
     times = []
     for r in logs:
         steps, _ = r.log.reward_curve()
@@ -75,9 +75,10 @@ def speed() -> str:
         fit_run(r.log, forecast_steps=[int(steps[-1]) + max(1, len(steps) // 10)])
         times.append(time.perf_counter() - t0)
     times = np.array(times)
-    lines.append(f"- one log, whole report (P1 reference fit, response laws, forecast, reading, detectors), "
-                 f"{times.size} real logs of 100–600 points: median {np.median(times):.2f} s, max {times.max():.2f} s "
-                 f"(target ≤ 0.5 s)")
+    rows.append({"what": "one log, whole report (P1 reference fit, response laws, forecast, reading, detectors)",
+                 "value": float(times.max()), "target": 0.5,
+                 "text": f"{times.size} real logs of 100–600 points: median {np.median(times):.2f} s, max "
+                         f"{times.max():.2f} s (target ≤ 0.5 s)"})
     exe = REPO_ROOT / ".venv" / "bin" / "rlvr-dynamics"
     if exe.exists():
         starts = []
@@ -85,19 +86,70 @@ def speed() -> str:
             t0 = time.perf_counter()
             subprocess.run([str(exe), "fit", "--help"], capture_output=True, check=True)
             starts.append(time.perf_counter() - t0)
-        lines.append(f"- `rlvr-dynamics fit --help` start-up: median {np.median(starts):.2f} s of 5 (target ≤ 0.4 s)")
+        rows.append({"what": "`rlvr-dynamics fit --help` start-up", "value": float(np.median(starts)),
+                     "target": 0.4, "text": f"median {np.median(starts):.2f} s of 5 (target ≤ 0.4 s)"})
         shared = SHARED_DIR / "grpo_logs"
         if shared.exists():
             t0 = time.perf_counter()
             out = subprocess.run([str(exe), "fit", str(shared)], capture_output=True, text=True)
             dt = time.perf_counter() - t0
-            lines.append(f"- `rlvr-dynamics fit ../shared/grpo_logs` (15 logs, one line each): {dt:.2f} s, exit "
-                         f"{out.returncode} (target ≤ 3 s)")
+            rows.append({"what": "`rlvr-dynamics fit ../shared/grpo_logs` (15 logs, one line each)", "value": dt,
+                         "target": 3.0, "text": f"{dt:.2f} s, exit {out.returncode} (target ≤ 3 s)"})
+    return rows
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def _yes(ok) -> str:
+    return "n/a" if ok is None else ("**yes**" if ok else "**no**")
+
+
+def targets_table(fbench, sbench, rbench, dbench, speed_rows) -> str:
+    """One row per target of issue 19 with the measured value, persistence and MMF beside it where they apply."""
+    lines = ["| target | the project | persistence | MMF | met |", "|---|---|---|---|---|"]
+    for label, bench in (("corpus test part", fbench), ("the 15 shared logs", sbench)):
+        if not bench:
+            continue
+        for frac, e in bench["prefixes"].items():
+            f, p, m = (e[k]["median_error"] for k in ("forecast", "persistence", "mmf"))
+            lines.append(f"| forecast median error, {float(frac):.0%} prefix, {label} (below both) | {f:.3f} | "
+                         f"{p:.3f} | {m:.3f} | {_yes(f < p and f < m)} |")
+        over = [sum(e[k]["over_range"] for e in bench["prefixes"].values()) for k in ("forecast", "persistence",
+                                                                                       "mmf")]
+        lines.append(f"| forecasts off by more than 1× the range, {label} (0) | {over[0]} | {over[1]} | {over[2]} | "
+                     f"{_yes(over[0] == 0)} |")
+        for cls, c in bench["noise_classes"].items():
+            cov = c["coverage"]
+            lines.append(f"| 80 % interval coverage, {cls} runs, {label} (70–90 %, {c['n']} forecasts) | "
+                         f"{_pct(cov)} | | | {_yes(None if cov is None else 0.7 <= cov <= 0.9)} |")
+    for name, t in rbench["targets"].items():
+        lines.append(f"| reading: {name} | {t['unstable']}/{t['n']} ({_pct(t['rate'])}) | | | {_yes(t['met'])} |")
+    for name, d in dbench["detectors"].items():
+        rate = d["false_alarm_rate"]
+        lines.append(f"| {name}: false alarms on healthy runs (≤ 10 %) | {d['false_alarms']}/{d['healthy_runs']} "
+                     f"({_pct(rate)}) | | | {_yes(None if rate is None else rate <= 0.10)} |")
+    lead = dbench["detectors"]["collapse_warning"].get("lead") or {}
+    n, ok = lead.get("population"), lead.get("warned_10_ahead")
+    if n:
+        lines.append(f"| collapse warned ≥ 10 steps before the reward halves (≥ 80 % of {n}) | {ok}/{n} "
+                     f"({_pct(ok / n)}) | | | {_yes(ok / n >= 0.8)} |")
+    live = dbench["live"]
+    a, h = live["agreement"], live["healthy"]
+    lines.append(f"| live RunDoctor agrees with the full-log detectors (all runs) | {a['equal']}/{a['runs']} | | | "
+                 f"{_yes(a['equal'] == a['runs'])} |")
+    lines.append(f"| `stop_on_instability` stops healthy runs (≤ 2 %) | {h['stopped']}/{h['runs']} "
+                 f"({_pct(h['rate'])}) | | | {_yes(h['rate'] <= 0.02)} |")
+    for r in speed_rows or []:
+        lines.append(f"| speed: {r['what']} (≤ {r['target']:g} s) | {r['value']:.2f} s | | | "
+                     f"{_yes(r['value'] <= r['target'])} |")
     return "\n".join(lines)
 
 
 def reliability_figure(bench: dict, path: Path) -> None:
-    """Nominal vs empirical coverage of the forecast intervals per noise class (from ``benchmark_forecasts``)."""
+    """Nominal vs empirical coverage of the forecast intervals per noise class (``benchmark_forecasts``'s
+    ``reliability``), with the diagonal of perfect calibration and the 70–90 % target at the nominal 80 %."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -107,21 +159,88 @@ def reliability_figure(bench: dict, path: Path) -> None:
 
     plotting.use_style()
     rel = bench.get("reliability") or {}
-    fig, ax = plt.subplots(figsize=(4.2, 3.6))
-    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
-    ax.axhspan(0.7, 0.9, xmin=0.75, xmax=0.85, color="0.9")
+    fig, ax = plt.subplots(figsize=(4.6, 3.8))
+    ax.plot([0.4, 1.0], [0.4, 1.0], color="0.6", lw=1, ls="--", label="perfect calibration")
+    ax.plot([0.8, 0.8], [0.7, 0.9], color="0.3", lw=5, alpha=0.35, solid_capstyle="butt", label="target at 80 %")
     for cls, pts in rel.items():
         levels = sorted(float(k) for k in pts)
-        ax.plot(levels, [pts[str(k)] if str(k) in pts else pts[k] for k in levels], marker="o", label=cls)
+        shares = [pts[str(k)] if str(k) in pts else pts[k] for k in levels]
+        n = (bench.get("noise_classes") or {}).get(cls, {}).get("n")
+        ax.plot(levels, shares, marker="o", label=f"{cls} ({n} forecasts)" if n else cls)
     ax.set_xlabel("nominal coverage of the interval")
-    ax.set_ylabel("share of targets inside")
-    ax.set_xlim(0.4, 1.0)
-    ax.set_ylim(0.0, 1.0)
-    ax.legend(loc="upper left", fontsize=9, frameon=False)
+    ax.set_ylabel("share of targets inside it")
+    ax.set_xlim(0.45, 1.0)
+    ax.set_ylim(0.0, 1.02)
+    ax.legend(loc="lower right", fontsize=9, frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+EXAMPLES = (
+    ("A healthy published run", "shared", "verl_asyncrew_q7b_mcore_off"),
+    ("Reward hacking (induced)", "project-fail", "p1-fail-reward-hacking"),
+    ("Advantage degeneracy (induced)", "project-fail", "p1-fail-degeneracy-hard"),
+    ("Policy concentration (induced)", "project-fail", "p1-fail-concentration"),
+    ("Dynamical instability (simulated growing oscillation, test part)", "sim", "growing"),
+    ("Collapse (SmolLM2 at a learning rate 3× the one it trains at)", "project", "smollm-pilot-lr3e-05"),
+    ("A healthy one-prompt-per-step notebook run", "shared", "unsloth_nb_qwen25_3b_gsm8k"),
+    ("Nothing to read (the healthy control of the induced failures)", "project-fail", "p1-fail-healthy"),
+)
+"""(title, source, name prefix or simulated regime) of the worked examples on the "Diagnose a run" page."""
+EXAMPLES_MD = REPO_ROOT / "book" / "doctor_examples.md"
+
+
+def _example_run(source: str, key: str):
+    runs = C.load_corpus(sources=(source,))
+    if source == "sim":
+        from rlvr_dynamics.runs.reading import read_dynamics
+
+        for r in runs:
+            if r.split == "test" and r.regime == key:
+                st, y = r.log.reward_curve()
+                if read_dynamics(st, y, r.reward_bounds).verdict == "unstable":
+                    return r
+        return None
+    return next((r for r in runs if r.name.startswith(key)), None)
+
+
+def examples(folder: Path) -> str:
+    """Write one figure per worked example (``rlvr-dynamics fit … --png``) and the Markdown that shows them, each
+    with a caption computed from its report (the verdict and the detectors that fired, with their steps)."""
+    from rlvr_dynamics.runs.html_report import write_report
+    from rlvr_dynamics.runs.report import fit_run
+
+    parts = []
+    for title, source, key in EXAMPLES:
+        run = _example_run(source, key)
+        if run is None:
+            print(f"{title}: no run found ({source}, {key}); skipped", file=sys.stderr)
+            continue
+        k_ref = None
+        cfg = run.log.source
+        if source in ("project", "project-fail"):
+            from rlvr_dynamics.runs.hyperparams import find_hyperparameters
+
+            k_ref = find_hyperparameters(cfg)["refresh_interval"]
+        report = fit_run(run.log, refresh_interval=k_ref, p1_laws=False, reward_bounds=run.reward_bounds or "auto")
+        png = folder / f"example_{key.replace('-', '_')}.png"
+        write_report(run.log, report, png=png, dpi=80, run_name=run.name)
+        dyn = report["dynamics"]
+        fired = [f"{name.replace('_', ' ')} at step{'s' if len(d.get('events') or []) > 1 else ''} "
+                 f"{', '.join(str(e['step']) for e in (d.get('events') or [{'step': d['step']}]))}"
+                 for name, d in report["diagnostics"].items() if d["fired"]]
+        caption = (f"{title}: `{run.name}` ({run.prompts_per_step or '?'} prompts per step, {report['n_points']} "
+                   f"logged steps). Reading: **{dyn['verdict']}** — {dyn['reason']}. Detectors: "
+                   f"{'; '.join(fired) if fired else 'none fired'}.")
+        parts.append(f"![{caption}]({png.relative_to(REPO_ROOT / 'book').as_posix()})\n\n{caption}\n")
+        print(f"wrote {png.relative_to(REPO_ROOT)}", file=sys.stderr)
+    text = ("<!-- generated by bench/bench_doctor.py --figures; do not edit -->\n" + "\n".join(parts))
+    from rlvr_dynamics._io import atomic_write_text
+
+    atomic_write_text(EXAMPLES_MD, text)
+    return text
 
 
 def main() -> None:
@@ -133,7 +252,11 @@ def main() -> None:
     ap.add_argument("--split", choices=("test", "dev"), default="test")
     ap.add_argument("--write", action="store_true", help="write book/doctor_benchmark.md and the reliability figure")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--figures", action="store_true", help="only write the worked examples' figures and Markdown")
     args = ap.parse_args()
+    if args.figures:
+        examples(REPO_ROOT / "book" / "diagnose_figures")
+        return
     t_start = time.perf_counter()
     runs = C.load_corpus(split=args.split)
     sections: list[tuple[str, str]] = []
@@ -143,16 +266,20 @@ def main() -> None:
     sections.append((f"Forecasts ({args.split} part, {len(f_runs)} runs with ≥ 40 points)",
                      fc.format_forecast_benchmark(fbench)))
     shared = [r for r in runs if r.source == "shared"]
+    sbench = fc.benchmark_forecasts(shared) if shared else None
     if shared:
-        sections.append((f"Forecasts on the {len(shared)} shared logs alone",
-                         fc.format_forecast_benchmark(fc.benchmark_forecasts(shared))))
-    sections.append((f"The oscillator reading ({args.split} part)", rd.format_benchmark(
-        rd.benchmark_reading(runs))))
-    dbench = dg.benchmark_detectors(runs)
+        sections.append((f"Forecasts on the {len(shared)} shared logs alone", fc.format_forecast_benchmark(sbench)))
+    rbench = rd.benchmark_reading(runs)
+    sections.append((f"The oscillator reading ({args.split} part)", rd.format_benchmark(rbench)))
+    dbench = dg.benchmark_detectors(runs, live_every=10)
     sections.append((f"The detectors ({args.split} part)", dg.format_detector_benchmark(dbench)))
+    speed_rows = None
     if not args.skip_speed:
-        sections.append(("Speed", speed()))
-    text = "\n\n".join(f"### {title}\n\n{body}" for title, body in sections)
+        speed_rows = speed()
+        sections.append(("Speed", "\n".join(f"- {r['what']}: {r['text']}" for r in speed_rows)))
+    sections.insert(0, ("Targets (issue 19) on the " + args.split + " part: the project beside the baselines",
+                        targets_table(fbench, sbench, rbench, dbench, speed_rows)))
+    text = "\n\n".join(f"**{title}**\n\n{body}" for title, body in sections)
     print(text)
     print(f"\n({time.perf_counter() - t_start:.0f} s; tools hash {tools_hash()})")
     if args.write:
@@ -160,7 +287,7 @@ def main() -> None:
 
         header = (f"<!-- generated by bench/bench_doctor.py --split {args.split} --write; tools hash {tools_hash()}; "
                   f"do not edit -->\n")
-        atomic_write_text(TABLES, header + text.replace("### ", "#### ") + "\n")
+        atomic_write_text(TABLES, header + text + "\n")
         reliability_figure(fbench, RELIABILITY_PNG)
         summary = {"split": args.split, "tools_hash": tools_hash(),
                    "forecast": _jsonable({k: v for k, v in fbench.items() if k != "rows"}),
