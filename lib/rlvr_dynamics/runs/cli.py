@@ -141,6 +141,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise ValueError("--momentum needs --refresh-interval (K_ref = steps_per_generation × num_iterations); "
                          "alone it would be ignored")
     log = load_log(args.log, reward_column=args.reward_column)
+    from pathlib import Path
+
+    if Path(args.log).is_dir():   # a folder: say which of its logs was read (TRL: the newer of checkpoint and events)
+        print(f"rlvr-dynamics fit: read {log.source}", file=sys.stderr)
     flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None}
     hp, notes = merge(flags, find_hyperparameters(args.log) if not args.no_config else {})
     for note in notes:
