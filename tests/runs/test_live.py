@@ -158,3 +158,23 @@ def test_benchmark_live_measures_stops_and_agreement():
     assert res["collapse"]["stopped"] == 1 and res["collapse"]["population"] == 1
     assert res["agreement"]["equal"] == 2
     assert "healthy runs stopped" in format_live_benchmark(res)
+
+
+def test_live_margin_above_one_needs_an_unstable_verdict():
+    """A harmless noisy run that rises and holds: every report's stability margin is < 1 or undefined, because the
+    margin comes from the law the reading reports (a growing fit without evidence never is) — the live doctor reads
+    a run exactly as ``rlvr-dynamics fit`` does."""
+    import numpy as np
+
+    from rlvr_dynamics.runs.live import NAN_SENTINEL, VERDICT_CODES, RunDoctor
+
+    rng = np.random.default_rng(11)
+    steps = np.arange(1, 301)
+    reward = np.clip(0.3 + 0.4 * (1 - np.exp(-steps / 50)) + 0.08 * rng.standard_normal(steps.size), 0, 1)
+    doctor = RunDoctor(every=10, refresh_interval=1)
+    for s, r in zip(steps, reward):
+        out = doctor.update(int(s), {"reward": float(r)})
+        if out and "dynamics/stability_margin" in out:
+            m = out["dynamics/stability_margin"]
+            verdict = VERDICT_CODES[int(out["dynamics/verdict"])]
+            assert m == NAN_SENTINEL or m < 1 or verdict == "unstable", (s, m, verdict)

@@ -64,18 +64,27 @@ field                                meaning                                    
 ``dynamics/noise_ceiling``           share of the reward's variance a smooth curve can      1       P1-C9
                                      explain (:func:`~.noise.noise_ceiling`); < 0.2 reads
                                      "noise only"
-``dynamics/plateau``                 R∞ of the preferred response law fitted to the         reward  P1-C7
-                                     reward so far (the level the run is heading to)
-``dynamics/damping_ratio``           ζ of the preferred law (> 1 overdamped, 0–1            1       P1-C1, P1-C12
-                                     underdamped, < 0 growing)
-``dynamics/r2``                      R² of the preferred law on the reward so far           1       P1-C9
-``dynamics/law``                     which law is preferred: index in                       index   P1-C7, P1-C8
-                                     ``response_laws.LAW_NAMES`` (0 single exponential, 1
-                                     overdamped, 2 oscillatory)
-``dynamics/reliable``                1 if that fit's status is ``reliable`` (time scales    0/1     P1-C9
-                                     resolved, no parameter at a bound), else 0
-``dynamics/stability_margin``        m = ηK·K_ref/(1−μ) from the fit and K_ref (unstable    1       P1-C10
-                                     at m ≥ 1); +inf (no stable solution) → 1e9
+``dynamics/verdict``                 the reading of the reward so far, as ``rlvr-dynamics    code    P1-C10,
+                                     fit`` gives it (:mod:`.reading`): 0 stable, 1 unstable         P1-C12
+                                     (a growing oscillation with evidence), 2 undetermined,
+                                     3 noise only
+``dynamics/plateau``                 R∞ of the law read (the level the run is heading to);  reward  P1-C7
+                                     NaN (``_is_nan`` = 1) when not identified: noise
+                                     only, unstable, outside the plausible band, or the
+                                     curve still rising (< 80 % of its rise covered)
+``dynamics/damping_ratio``           ζ of the law read (> 1 overdamped, 0–1 underdamped,    1       P1-C1, P1-C12
+                                     < 0 growing: only with an ``unstable`` verdict)
+``dynamics/r2``                      R² of the law read on the reward so far (compare       1       P1-C9
+                                     ``dynamics/noise_ceiling``)
+``dynamics/law``                     the law read: index in ``response_laws.LAW_NAMES`` (0  index   P1-C7, P1-C8
+                                     single exponential, 1 overdamped, 2 oscillatory)
+``dynamics/reliable``                1 if the law read is ``reliable`` (time scales         0/1     P1-C9
+                                     resolved, no parameter at a bound) and the verdict is
+                                     stable or unstable, else 0
+``dynamics/stability_margin``        m = ηK·K_ref/(1−μ) of the law read and K_ref           1       P1-C10
+                                     (unstable at m ≥ 1; above 1 only with an ``unstable``
+                                     verdict); NaN when the verdict is undetermined or
+                                     noise only; +inf (no stable solution) → 1e9
 ``dynamics/flag/<detector>``         1 if this report (or a stop check since the last       0/1     P1-C13 (the
                                      report) found a new event of that detector, else 0             four), P2-C6
                                                                                                     (collapse)
@@ -105,6 +114,8 @@ from .noise import noise_ceiling
 
 STOP_WINDOW = 20
 """Logged rows within which an instability event and a collapse warning must both lie to stop (module docstring)."""
+VERDICT_CODES = ("stable", "unstable", "undetermined", "noise only")
+"""``dynamics/verdict``: the index of the reading's verdict (:mod:`.reading`) in this tuple."""
 INF_SENTINEL = 1e9
 """Written for +inf (−INF_SENTINEL for −inf), with ``dynamics/<field>_is_inf``."""
 NAN_SENTINEL = -1e9
@@ -254,23 +265,29 @@ class RunDoctor:
             return {}
         bounds = self.reward_bounds
         fit_bounds = bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
-        fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)
+        # the same reading as `rlvr-dynamics fit` (report.fit_run): the law read with evidence, its plateau only
+        # when identified, the stability margin only for a stable or unstable verdict
+        from .report import fit_run
+
+        rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=fit_bounds, p1_laws=False,
+                      diagnostics=False)
         out: dict[str, float] = {"dynamics/noise_ceiling": _finite(noise_ceiling(reward))}
+        verdict = rep["dynamics"]["verdict"]
+        out["dynamics/verdict"] = float(VERDICT_CODES.index(verdict))
         margin = None
-        pref = fits["preferred"]
-        if pref is not None:
-            fit = fits[pref]
-            _emit(out, "plateau", fit.params.get("r_inf", math.nan))
-            _emit(out, "damping_ratio", fit.damping_ratio)
-            _emit(out, "r2", fit.r2)
-            out["dynamics/law"] = float(rl.LAW_NAMES.index(pref))
-            out["dynamics/reliable"] = float(fit.reliable)
+        reading = rep["response"].get("reading")
+        if reading is not None:
+            plateau = (rep.get("plateau") or {}).get("value")
+            _emit(out, "plateau", math.nan if plateau is None else plateau)
+            _emit(out, "damping_ratio", math.nan if reading["damping_ratio"] is None else reading["damping_ratio"])
+            _emit(out, "r2", math.nan if reading.get("r2") is None else reading["r2"])
+            out["dynamics/law"] = float(rl.LAW_NAMES.index(reading["law"]))
+            out["dynamics/reliable"] = float(reading["status"] == "reliable" and verdict in ("stable", "unstable"))
+            margin = reading.get("stability")
             if self.refresh_interval is not None:
-                margin = rl.stability_margin(fit.damping_over_stiffness, fit.damping_over_stiffness_sd,
-                                             self.refresh_interval)
-                m = margin["margin"]
+                m = None if margin is None else margin["margin"]
                 _emit(out, "stability_margin", math.inf if m == "inf" else (math.nan if m is None else float(m)))
-        dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=bounds)
+        dets = diag.diagnose(log, margin=margin, reward_bounds=bounds)
         now = int(log.steps[-1])
         for name, d in dets.items():
             new = self._new_events(name, d, now)

@@ -154,6 +154,7 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
         if dyn.fit is not None and (dyn.verdict == "stable" or (best.regime == "growing" and not dyn.unstable)):
             best = dyn.fit           # the law the reading reports (a growing fit without evidence never is)
         reading = {"law": best.law, "regime": best.regime, "status": best.status, "verdict": dyn.verdict,
+                   "r2": best.to_dict()["r2"],
                    "damping_ratio": best.to_dict()["damping_ratio"],
                    "damping_ratio_80": best.to_dict()["damping_ratio_80"],
                    "damping_over_stiffness": best.to_dict()["damping_over_stiffness"],
