@@ -95,25 +95,31 @@ def test_write_conformal_is_atomic_and_read_back(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["q.json"]     # no temp file left behind
 
 
+class _Log:
+    """The part of a RunLog the calibration reads."""
+
+    def __init__(self, y):
+        self._y = y
+
+    def reward_curve(self):
+        return np.arange(self._y.size), self._y
+
+
+class _Run:
+    """The part of a corpus run the calibration and the benchmark read."""
+
+    reward_bounds = (0.0, 1.0)
+    source = "sim"
+
+    def __init__(self, name, y):
+        self.name, self.log = name, _Log(y)
+
+
 def test_calibrate_conformal_on_constant_offset_runs():
     """Runs that step from 0 to 1 right after every prefix: the forecast (inside the observed range [0, 0]) is 0,
     the target 1 lies outside the band → every score is ∞ and the stored quantile is None."""
-    class Log:
-        def __init__(self, y):
-            self._y = y
-
-        def reward_curve(self):
-            return np.arange(self._y.size), self._y
-
-    class Run:
-        reward_bounds = (0.0, 1.0)
-        name, source = "step", "sim"
-
-        def __init__(self, y):
-            self.log = Log(y)
-
     y = np.concatenate([np.zeros(60), np.ones(40)])
-    tab = F.calibrate_conformal([Run(y)] * 3, prefixes=(0.3, 0.5))
+    tab = F.calibrate_conformal([_Run("step", y)] * 3, prefixes=(0.3, 0.5))
     assert tab["runs"] == 3 and tab["pooled"]["n"] == 6 and tab["pooled"]["quantile"] is None
 
 
@@ -271,20 +277,7 @@ def test_committed_calibration_has_every_level_and_stratum():
 
 
 def test_benchmark_reports_reliability_per_class_and_level():
-    class Log:
-        def __init__(self, y):
-            self._y = y
-
-        def reward_curve(self):
-            return np.arange(self._y.size), self._y
-
-    class Run:
-        reward_bounds = (0.0, 1.0)
-        source = "sim"
-
-        def __init__(self, name, y):
-            self.name, self.log = name, Log(y)
-
+    Run = _Run
     rng = np.random.default_rng(6)
     t = np.arange(60.0)
     runs = [Run(f"r{i}", np.clip(0.3 + 0.3 * (1 - np.exp(-t / 15)) + 0.05 * rng.normal(size=t.size), 0, 1))

@@ -75,7 +75,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .learning_curves import CURVE_FAMILIES, fit_curve
+from .learning_curves import CURVE_FAMILIES, finite_curve, fit_curve
 from .learning_curves import mmf as mmf  # re-exported: the public name of the MMF curve
 from .noise import NOISE_CLASSES, noise_class, step_sigma
 from .response_laws import fit_response, fit_response_laws
@@ -231,13 +231,7 @@ def conformal_quantile(scores, coverage: float = COVERAGE) -> float:
     return float(np.sort(s)[k - 1])
 
 
-def _clean(steps, reward):
-    t = np.asarray(steps, dtype=float).ravel()
-    y = np.asarray(reward, dtype=float).ravel()
-    if t.shape != y.shape:
-        raise ValueError(f"steps and reward must have the same length, got {t.size} and {y.size}")
-    ok = np.isfinite(t) & np.isfinite(y)
-    return t[ok], y[ok]
+_clean = finite_curve
 
 
 def _growing(fit) -> bool:

@@ -119,13 +119,19 @@ def _linear_levels(G: np.ndarray, y: np.ndarray):
     return p0, p1, rss
 
 
-def _prepare(steps, reward):
+def finite_curve(steps, reward) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, reward)`` as flat float arrays restricted to the points where both are finite (ValueError naming
+    both when their lengths differ). Shared by the forecast and the curve fits."""
     t = np.asarray(steps, dtype=float).ravel()
     y = np.asarray(reward, dtype=float).ravel()
     if t.shape != y.shape:
         raise ValueError(f"steps and reward must have the same length, got {t.size} and {y.size}")
     ok = np.isfinite(t) & np.isfinite(y)
-    t, y = t[ok], y[ok]
+    return t[ok], y[ok]
+
+
+def _prepare(steps, reward):
+    t, y = finite_curve(steps, reward)
     order = np.argsort(t, kind="stable")
     return t[order], y[order]
 
