@@ -154,11 +154,18 @@ def test_collapse_warning_from_precursors_alone_comes_before_a_noisy_reward_halv
     assert not any(e["rule"] == "C" for e in dg.detect_collapse(calm, reward_bounds=(0.0, 1.0)).events)
 
 
-def test_instability_from_a_growing_reward_envelope():
+def test_instability_from_a_growing_reward_envelope_needs_a_second_signal():
+    """(e) alone (the steps get 8× noisier at step 120) is the noise of learning as often as a blow-up: no event;
+    with the gradient norm growing from step 115 (a), the envelope's event counts too (Round 3)."""
     rng = np.random.default_rng(3)
     noise = rng.normal(0, 0.02, N) * np.where(STEPS > 120, 8.0, 1.0)
-    d = dg.detect_dynamical_instability(_log(reward=0.5 + noise), reading=False)
-    assert d.fired and "(e)" in d.detail["reasons"][0] and 120 < d.step <= 135
+    alone = dg.detect_dynamical_instability(_log(reward=0.5 + noise), reading=False)
+    assert not alone.fired
+    grad = np.exp(rng.normal(0, 0.05, N)) * np.where(STEPS > 115, np.exp((STEPS - 115) / 6), 1.0)
+    both = dg.detect_dynamical_instability(_log(reward=0.5 + noise, grad_norm=grad), reading=False)
+    reasons = both.detail["reasons"]
+    assert both.fired and any("(e)" in r for r in reasons) and any("(a)" in r for r in reasons)
+    assert 115 < both.step <= 140
 
 
 def test_collapse_warning_comes_before_the_collapse_and_rearms():
@@ -284,3 +291,12 @@ def test_a_reward_stuck_at_zero_is_advantage_degeneracy():
     det = dg.detect_advantage_degeneracy(RunLog("stuck", steps, series, "reward"), (0.0, 1.0))
     assert det.fired and det.step <= 40
     np.testing.assert_array_equal(dg._trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))
+
+
+def test_a_format_reward_named_exactly_is_not_a_correctness_reward():
+    steps = np.arange(1, 11)
+    series = {"reward": np.ones(10), "rewards/match_format_exactly": np.ones(10), "rewards/check_answer": np.ones(10),
+              "rewards/correctness_reward_func": np.ones(10), "rewards/strict_format_reward_func": np.ones(10)}
+    corr, fmt = dg._sub_rewards(RunLog("x", steps, series, "reward"))
+    assert corr == ["rewards/check_answer", "rewards/correctness_reward_func"]
+    assert fmt == ["rewards/match_format_exactly", "rewards/strict_format_reward_func"]

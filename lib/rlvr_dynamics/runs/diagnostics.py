@@ -32,6 +32,18 @@ instability (g) also needs the smoothed entropy ≥ ENTROPY_ABOVE_INITIAL × its
 "entropy" = a rise ≥ 1.5× its running min to above its initial level (a falling entropy no longer counts), and the
 new rule (C): ≥ PRECURSOR_ALONE precursors on K_MIN consecutive rows, whatever the reward.
 
+Round 3 (changed after the result, 2026-12-01; the lead's changes after the v2 test part was scored, each a
+principle rather than a tuned constant, and the v2 tables rerun with them): an exactly flat stretch has a trailing
+slope t = 0 (it was NaN, so a reward stuck at 0 was never "stalled" and never degenerate); instability (e), the
+|Δreward| envelope, counts only within ENVELOPE_CORROBORATION = 20 rows of an (a), (b), (f) or (g) event. (e) alone
+caught none of the 80 simulated unstable dev runs, while it fired on 3 of the 4 healthy one-prompt-per-step
+Unsloth logs of ``../shared/grpo_logs``, whose shaped rewards get noisier as their terms switch on: those logs are no
+longer a clean test of this rule. A sub-reward whose name says "format" is a format reward even when it also says
+"exact" (Unsloth's ``match_format_exactly`` had been read as a correctness reward, so its rise and the real
+correctness reward's were confused); hacking (ii) needs the correctness fall to exceed HACKING_MIN_DROP × the larger
+of the correctness term's and the training reward's running range (a dip of 0.01 in a term that is 0 so far, while
+the format terms jump by 2, fired on the same Unsloth log).
+
 **Stalled** (degeneracy, concentration): the t-statistic of the reward's least-squares slope over the trailing
 W = max(STALL_SPAN·k, STALL_MIN, STALL_FRACTION·n) = max(4k, 10, n/4) reward rows (n: rows so far) is
 < STALL_T = 2 (k: the noise window for an effect of
@@ -78,7 +90,9 @@ detector                   signal                                               
                            and K_ref; (d) :func:`~.reading.read_dynamics`       sustained; (e) trailing std of Δr
                                                                                 over 10 rows ≥ 3·max(√2·σ of the
                                                                                 first half of the prefix, 0.01 ×
-                                                                                running range), sustained; (f) smoothed
+                                                                                running range), sustained, and only
+                                                                                within 20 rows of an (a), (b), (f)
+                                                                                or (g) event; (f) smoothed
                                                                                 KL ≥ 10 × its value k rows earlier
                                                                                 and > 0.01 (log-KL), sustained;
                                                                                 (g) smoothed H ≥ 2 × its running
@@ -147,6 +161,9 @@ GRAD_NORM_GROWTH = 5.0
 CLIP_FRACTION = 0.2
 ENVELOPE_GROWTH = 3.0
 ENVELOPE_WINDOW = 10
+ENVELOPE_CORROBORATION = 20
+"""(e) counts only within this many logged rows of an (a), (b), (f) or (g) event (changed after the result, see the
+module docstring's "Round 3")."""
 ENVELOPE_FLOOR = 0.01
 KL_JUMP = 10.0
 KL_FLOOR = 0.01
@@ -274,10 +291,10 @@ def _sub_rewards(log: RunLog) -> tuple[list[str], list[str]]:
             continue
         if np.isfinite(log.series[col]).sum() < 3:
             continue
-        if any(w in low for w in CORRECTNESS_WORDS):
-            corr.append(col)
-        elif any(w in low for w in FORMAT_WORDS):
+        if any(w in low for w in FORMAT_WORDS):        # "match_format_exactly" is a format reward, not a correct one
             fmt.append(col)
+        elif any(w in low for w in CORRECTNESS_WORDS):
+            corr.append(col)
     return corr, fmt
 
 
@@ -525,7 +542,10 @@ def detect_reward_hacking(log: RunLog) -> Detection:
             pk = np.maximum.accumulate(np.where(full, cl, -np.inf))
             at_pk = np.maximum.accumulate(np.where(full & (cl >= pk), np.arange(cv.size), 0))
             dc = HACKING_Z * sc * np.sqrt(1.0 / kc + 1.0 / (PEAK_WINDOW * kc))
-            cond_c = full & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * scale_c))
+            # the fall must also matter next to the training reward's own scale (Round 3): a correctness term that
+            # dips from 0 to -0.01 while the format terms jump by 2 is no hacking
+            scale_rc = np.nan_to_num(_on_rows(log, r, scale_r)[np.isfinite(c)], nan=0.0)
+            cond_c = full & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * np.maximum(scale_c, scale_rc)))
             crow = np.flatnonzero(np.isfinite(c))
             cond_rows = (_on_rows(log, c, cond_c.astype(float)) > 0.5) & risen_rows
             # format rose significantly since the correctness peak
@@ -671,8 +691,10 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
             ratio = np.where(base > 0, rms / base, 0.0)
         cond = full & (np.arange(r.size) >= 2 * ENVELOPE_WINDOW) & (ratio >= ENVELOPE_GROWTH)
         rows = np.flatnonzero(np.isfinite(log.reward))
-        events += [{"step": int(log.steps[rows[i]]), "reason": "(e) |Δreward| envelope", "ratio": float(ratio[i])}
-                   for i in _events(cond, ENVELOPE_WINDOW)]
+        envelope = [{"step": int(log.steps[rows[i]]), "reason": "(e) |Δreward| envelope", "ratio": float(ratio[i])}
+                    for i in _events(cond, ENVELOPE_WINDOW)]
+    else:
+        envelope = []
     kname, kl = _column(log, KL_COLUMNS)
     if kname is not None:
         used.append(kname)
@@ -694,6 +716,13 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
             above = s - h0 >= math.log(ENTROPY_ABOVE_INITIAL)
             return full & (s - low >= math.log(ENTROPY_BLOWUP)) & above, np.exp(s - low)
         events += _growth_events(log, np.abs(h), ent_rule, "(g) entropy blow-up")
+    # (e) alone is the noise of a reward that climbs (a shaped reward's terms switching on, a success rate leaving 0
+    # make every step noisier) as often as a blow-up: it counts only next to a causal signal of the optimisation
+    # itself, (a), (b), (f) or (g), within ENVELOPE_CORROBORATION rows
+    pos = {int(s): i for i, s in enumerate(log.steps)}
+    others = np.array(sorted(pos[e["step"]] for e in events), dtype=int)
+    events += [e for e in envelope
+               if others.size and np.min(np.abs(others - pos[e["step"]])) <= ENVELOPE_CORROBORATION]
     last = int(log.steps[-1])
     if margin and margin.get("unstable") == "yes":
         used.append("stability margin")
