@@ -223,18 +223,22 @@ def test_fired_detector_steps_and_numbers_are_in_the_page(tmp_path):
 
 
 @pytest.mark.skipif(not SHARED_LOGS.is_dir(), reason="../shared/grpo_logs not present")
-def test_fired_detector_of_a_shared_log(tmp_path):
-    log = load_log(SHARED_LOGS / "unsloth_nb_adv_llama32_3b_gsm8k_g4.csv")
+def test_fired_detector_of_a_committed_failure_run(tmp_path):
+    from rlvr_dynamics.paths import RUNS_DIR
+
+    runs = sorted(RUNS_DIR.glob("p1-fail-reward-hacking-*"))
+    if not runs:
+        pytest.skip("committed failure runs absent")
+    log = load_log(runs[0] / "metrics.csv")
     report = fit_run(log, p1_laws=False)
     fired = {n: d for n, d in report["diagnostics"].items() if d["fired"]}
-    assert fired
+    assert "reward_hacking" in fired
     page = _page(tmp_path, log, report)
     for name, d in fired.items():
         assert f"{name} at step {d['step']}" in page
         for e in d["events"][:12]:
             assert f"step {e['step']}:" in page
-    assert "unsloth_nb_adv_llama32_3b_gsm8k_g4" in _h1(page)
-    assert "dynamics fields" not in page                  # no dynamics/ column in this log
+    assert runs[0].name in _h1(page)
 
 
 # ---------------------------------------------------------------------------------------------------- dynamics panel
