@@ -269,8 +269,9 @@ class RunDoctor:
         # when identified, the stability margin only for a stable or unstable verdict
         from .report import fit_run
 
+        fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)   # shared by the report and (d)
         rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=fit_bounds, p1_laws=False,
-                      diagnostics=False)
+                      diagnostics=False, fits=fits)
         out: dict[str, float] = {"dynamics/noise_ceiling": _finite(noise_ceiling(reward))}
         verdict = rep["dynamics"]["verdict"]
         out["dynamics/verdict"] = float(VERDICT_CODES.index(verdict))
@@ -287,7 +288,7 @@ class RunDoctor:
             if self.refresh_interval is not None:
                 m = None if margin is None else margin["margin"]
                 _emit(out, "stability_margin", math.inf if m == "inf" else (math.nan if m is None else float(m)))
-        dets = diag.diagnose(log, margin=margin, reward_bounds=bounds)
+        dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=bounds)
         now = int(log.steps[-1])
         for name, d in dets.items():
             new = self._new_events(name, d, now)

@@ -89,7 +89,7 @@ def fit_laws(log: RunLog, *, reward_bounds="auto", seed: int = 0) -> dict[str, A
 
 def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int | None = None,
             forecast_steps: list[int] | None = None, reward_bounds="auto", seed: int = 0,
-            p1_laws: bool = True, diagnostics: bool = True) -> dict[str, Any]:
+            p1_laws: bool = True, diagnostics: bool = True, fits: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit ``log``'s reward curve and return a JSON-ready report (module docstring).
 
     Keys: ``fits``/``preferred_law``/``delta_aic``/``delta_bic``/``features``/``oscillator`` — P1's three-phase and
@@ -100,7 +100,9 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     and its 80 % prediction interval; ``dynamics`` — the evidence reading (:func:`.reading.read_dynamics`:
     stable / unstable / undetermined / noise only, with why), which leads the regime sentence; ``plateau`` (None with
     a note outside the plausible band, :data:`PLATEAU_BAND`); ``diagnostics`` — P1's four detectors and the collapse warning
-    (:mod:`.diagnostics`). ValueError when ``momentum`` is given without ``refresh_interval`` (it would be ignored).
+    (:mod:`.diagnostics`). ``fits``: a :func:`~.response_laws.fit_response_laws` result for this log's reward with
+    the same bounds, to save a refit (the live doctor shares it with its detectors). ValueError when ``momentum`` is
+    given without ``refresh_interval`` (it would be ignored).
     """
     from ..p1 import laws
     from . import diagnostics as diag
@@ -142,7 +144,7 @@ def fit_run(log: RunLog, *, momentum: float | None = None, refresh_interval: int
     report["noise"] = {"sigma": sigma, "sigma_plain": rl.step_sigma(reward, robust=False),
                        "noise_ceiling": noise_ceiling(reward),
                        "noise_over_range": sigma / rise if rise > 0 else None}
-    resp = rl.fit_response_laws(steps, reward, reward_bounds=bounds)
+    resp = fits if fits is not None else rl.fit_response_laws(steps, reward, reward_bounds=bounds)
     pref = resp["preferred"]
     response: dict[str, Any] = {"preferred": pref, "laws": {name: resp[name].to_dict() for name in rl.LAW_NAMES}}
     from .reading import read_dynamics
