@@ -29,6 +29,8 @@ SPEC_FIELDS = ("tag", "statement", "confirm", "scale")
 """Fields copied from the spec checklist line (same tuple as ``rlvr_dynamics.book.claims.SPEC_FIELDS``)."""
 PREREGISTERED_FIELDS = ("paper_statement", "quantity", "criterion", "scope", "changed_after_result")
 """Hand-written fields kept across regenerations (same as ``rlvr_dynamics.book.claims.PREREGISTERED_FIELDS``)."""
+OPTIONAL_FIELDS = ("kind", "same_phenomenon_as")
+"""Hand-written claim-level fields kept only where set (``rlvr_dynamics.book.claims.OPTIONAL_FIELDS``)."""
 CLAIMS_YML = Path("book/claims.yml")
 
 HEADER = """\
@@ -45,7 +47,24 @@ HEADER = """\
 #                         spec's author, [D]) or "project choice"
 #   scope                 the setting, and the scope the claim covers (rows outside it are context only)
 #   changed_after_result  null, or why the criterion was changed after a result was seen (its own commit)
-# The one-verdict-per-claim rule is rlvr_dynamics.book.claims.claim_verdicts.
+# Claim-level fields (hand-written, optional): kind (universal | existence: the paper says "can" / "there exists"),
+# same_phenomenon_as (another claim id measured by the same experiment: the two count once in the totals).
+#
+# Settings and the headline rule (rule change of 2026-12-01, copied from ../shared/DESIGN.md before any notebook
+# was re-run under it). Every evidence row names its setting:
+#   paper    GRPO on a pretrained LLM (the papers' own setting)
+#   testbed  GRPO on the project's tiny models (CPU)
+#   exact    oscillator, recursion, bandit, token model: the theory's own objects
+#   context  a variant that is not the paper's algorithm; shown, never decides
+# The scorecard shows the claim x setting matrix and one headline verdict:
+#   (1) decisive rows (PASS / PARTIAL / FAIL) decide, the weakest of them;
+#   (2) INCONCLUSIVE decides only when no decisive row exists;
+#   (3) an existence claim (kind: existence) takes the strongest decisive row;
+#   (4) rows that measure one phenomenon (e.g. P2-C7 and P2-C9 on the same sweep) count once;
+#   (5) CONSISTENT never counts as PASS.
+# A page's results box and the scorecard call the same function (rlvr_dynamics.book.claims.claim_verdicts).
+# `measured` is the deciding statistic (with its CI when the CI decides, and its unit).
+# Previous rule (until 2026-12-01): the weakest in-scope row, INCONCLUSIVE ranked between FAIL and PARTIAL.
 """
 
 
@@ -69,7 +88,8 @@ def merge(spec_rows: list[dict], existing: list[dict]) -> tuple[list[dict], list
     for row in spec_rows:
         old = by_id.get(row["id"], {})
         out.append({"id": row["id"], **{k: row[k] for k in SPEC_FIELDS},
-                    **{k: old.get(k) for k in PREREGISTERED_FIELDS}})
+                    **{k: old.get(k) for k in PREREGISTERED_FIELDS},
+                    **{k: old[k] for k in OPTIONAL_FIELDS if old.get(k) is not None}})
     spec_ids = {row["id"] for row in spec_rows}
     return out, [cid for cid in by_id if cid not in spec_ids]
 

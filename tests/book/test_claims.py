@@ -58,8 +58,8 @@ def test_record_rounds_prints_and_writes_json(tmp_path, capsys):
     assert data["notebook"] == "nb" and [r["id"] for r in data["claims"]] == ["P1-C10", "P1-C11"]
     assert data["claims"][0]["paper"] == "P1"
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["id", "verdict", "measured", "paper_value", "tolerance"]
-    assert out[2].split() == ["P1-C10", "PASS", "1.0", "1", "0.05"]
+    assert out[0].split() == ["id", "setting", "verdict", "measured", "ci", "paper_value", "tolerance"]
+    assert out[2].split() == ["P1-C10", "exact", "PASS", "1.0", "-", "1", "0.05"]
     assert list(tmp_path.iterdir()) == [tmp_path / "nb.claims.json"]  # no temp file left behind
 
 
@@ -96,8 +96,9 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     out = claims.claim_verdicts([])
     assert [v["id"] for v in out] == list(claims.checklist())
     assert len(out) == 31
-    assert all(set(v) == {"id", "paper", "statement", "criterion", "scope", "changed_after_result", "verdict",
-                          "measured", "reason", "evidence"} for v in out)
+    assert all(set(v) == {"id", "paper", "kind", "same_phenomenon_as", "statement", "criterion", "scope",
+                          "changed_after_result", "verdict", "decider", "measured", "ci", "unit", "reason", "evidence",
+                          "by_setting", "by_page"} for v in out)
     assert {v["verdict"] for v in out} == {"NOT TESTED"}
     assert out[0]["reason"] == "no notebook records this claim" and out[0]["evidence"] == []
     known = claims.checklist()["P1-C1"]
@@ -110,8 +111,10 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     (["PASS"], "PASS"),
     (["PASS", "PASS"], "PASS"),
     (["PASS", "PARTIAL"], "PARTIAL"),
-    (["PARTIAL", "INCONCLUSIVE"], "INCONCLUSIVE"),
-    (["PASS", "INCONCLUSIVE"], "INCONCLUSIVE"),
+    (["PARTIAL", "INCONCLUSIVE"], "PARTIAL"),      # rule (2): INCONCLUSIVE decides only without a decisive row
+    (["PASS", "INCONCLUSIVE"], "PASS"),
+    (["INCONCLUSIVE", "INCONCLUSIVE"], "INCONCLUSIVE"),
+    (["INCONCLUSIVE", "CONSISTENT"], "INCONCLUSIVE"),
     (["INCONCLUSIVE", "FAIL", "PASS"], "FAIL"),
     (["PASS", "CONSISTENT"], "PASS"),          # a consistency check neither weakens nor strengthens
     (["FAIL", "CONSISTENT"], "FAIL"),
@@ -121,12 +124,86 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     (["N/A", "PARTIAL"], "PARTIAL"),
     (["N/A", "N/A"], "N/A"),
 ])
-def test_weakest_in_scope_verdict(verdicts, expected):
+def test_headline_rule(verdicts, expected):
     rows = [_row("P2-C9", v, f"nb{i}", measured=i, reason="" if v == "PASS" else f"r{i}")
             for i, v in enumerate(verdicts)]
     got = _by_id(claims.claim_verdicts(rows))["P2-C9"]
     assert got["verdict"] == expected
-    assert got["evidence"] == rows
+    assert [{k: v for k, v in r.items() if k != "setting"} for r in got["evidence"]] == rows
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["FAIL", "PASS"], "PASS"), (["FAIL", "PARTIAL"], "PARTIAL"), (["FAIL", "INCONCLUSIVE"], "FAIL"),
+    (["INCONCLUSIVE"], "INCONCLUSIVE"),
+])
+def test_existence_claims_take_the_strongest_decisive_row(verdicts, expected):
+    rows = [_row("P2-C9", v, f"nb{i}", reason=f"r{i}") for i, v in enumerate(verdicts)]
+    assert claims.headline(rows, "existence")[0] == expected
+    assert claims.headline(rows, "universal")[0] == min(
+        (v for v in verdicts if v in claims.DECISIVE_ORDER), key=claims.DECISIVE_ORDER.index, default="INCONCLUSIVE")
+    with pytest.raises(ValueError, match="kind 'some'"):
+        claims.headline(rows, "some")
+
+
+def test_rows_of_one_phenomenon_count_once():
+    rows = [_row("P2-C9", "PASS", "a", phenomenon="sweep"), _row("P2-C9", "FAIL", "b", reason="x",
+                                                                  phenomenon="sweep")]
+    assert claims.headline(rows)[0] == "PASS"
+    rows[1]["phenomenon"] = None
+    assert claims.headline(rows)[0] == "FAIL"
+
+
+def test_settings_matrix_and_pages():
+    rows = [_row("P1-C9", "PASS", "grpo_p1_dynamics", measured=0.95),
+            _row("P1-C9", "INCONCLUSIVE", "grpo_smollm", reason="noise ceiling 0.2 < 0.91"),
+            _row("P1-C9", "FAIL", "p1_three_phase", reason="r 0.5", context=True)]
+    v = _by_id(claims.claim_verdicts(rows))["P1-C9"]
+    assert v["verdict"] == "PASS" and v["decider"]["notebook"] == "grpo_p1_dynamics"
+    assert v["by_setting"] == {"paper": "INCONCLUSIVE", "testbed": "PASS", "context": "FAIL"}
+    assert v["by_page"] == {"grpo_p1_dynamics": {"testbed": "PASS"}, "grpo_smollm": {"paper": "INCONCLUSIVE"},
+                            "p1_three_phase": {"context": "FAIL"}}
+    assert claims.row_setting({"notebook": "p1_regimes"}) == "exact"
+    assert claims.row_setting({"notebook": "p1_regimes", "setting": "testbed"}) == "testbed"
+
+
+def test_setting_validation():
+    assert claims.Claim("P1-C9", "r2", verdict="PASS", setting="context").context is True
+    assert claims.Claim("P1-C9", "r2", verdict="PASS", context=True).setting == "context"
+    with pytest.raises(ValueError, match="setting 'lab'"):
+        claims.Claim("P1-C9", "r2", verdict="PASS", setting="lab")
+    with pytest.raises(ValueError, match="contradicts"):
+        claims.Claim("P1-C9", "r2", verdict="PASS", setting="exact", context=True)
+    with pytest.raises(ValueError, match="ci must be"):
+        claims.Claim("P1-C9", "r2", verdict="PASS", ci="wide")
+
+
+@pytest.mark.parametrize("rule, measured, ci, holds", [
+    ({"op": "<=", "bound": 0.1}, 0.1, None, True), ({"op": "<", "bound": 0.1}, 0.1, None, False),
+    ({"op": ">=", "bound": 0.9}, 0.95, None, True), ({"op": ">", "bound": 0.9}, 0.5, None, False),
+    ({"op": "abs<=", "bound": 0.1}, -0.05, None, True), ({"op": "abs<=", "bound": 0.1}, -0.5, None, False),
+    ({"op": "within", "bound": [0.75, 1.25]}, 1.0, None, True), ({"op": "within", "bound": [0.75, 1.25]}, 0.2,
+                                                                     None, False),
+    ({"op": "outside", "bound": [-0.1, 0.1]}, 0.2, None, True),
+    ({"op": "ci_within", "bound": [-0.1, 0.1]}, 0.0, [-0.05, 0.05], True),
+    ({"op": "ci_within", "bound": [-0.1, 0.1]}, 0.0, [-0.05, 0.15], False),
+    ({"op": "ci_above", "bound": 0.0}, 0.3, [0.1, 0.5], True), ({"op": "ci_below", "bound": 0.0}, 0.3, [0.1, 0.5],
+                                                                False),
+    ({"op": "ci_excludes", "bound": [-0.01, 0.01]}, 0.02, [0.012, 0.03], True),
+    ({"op": "<=", "bound": 0.1}, float("nan"), None, False),
+])
+def test_rule_holds(rule, measured, ci, holds):
+    assert claims.rule_holds(rule, measured, ci) is holds
+
+
+def test_rule_errors_name_the_problem():
+    with pytest.raises(ValueError, match="decided by a CI"):
+        claims.rule_holds({"op": "ci_above", "bound": 0}, 1.0)
+    with pytest.raises(ValueError, match="needs bound"):
+        claims.Claim("P1-C9", "r2", verdict="PASS", rule={"op": "within", "bound": 0.1})
+    with pytest.raises(ValueError, match="rule op"):
+        claims.Claim("P1-C9", "r2", verdict="PASS", rule={"op": "~", "bound": 0.1})
+    with pytest.raises(KeyError, match="P1-C99"):
+        claims.rule("P1-C99")
 
 
 def test_claim_verdicts_exact_output():
@@ -138,26 +215,28 @@ def test_claim_verdicts_exact_output():
         _row("P1-C12", "CONSISTENT", "grpo_p1_dynamics", measured=1.3, reason="zeta>=1 by the fitted family"),
         _row("P2-C10", "PASS", "p2_engineered", measured=0.0, context=True),
         _row("P1-C16", "N/A", "grpo_failure_runs", reason="needs 1.5B-7B models"),
-        _row("P1-C9", "PASS", "nb_a", measured=0.95),
         _row("P1-C9", "INCONCLUSIVE", "nb_b", measured=0.2, reason="noise ceiling 0.36 < 0.91"),
         _row("P1-C9", "INCONCLUSIVE", "nb_c", measured=0.1, reason="noise ceiling 0.01 < 0.91"),
+        _row("P1-C8", "PASS", "nb_a", measured=0.95),
+        _row("P1-C8", "INCONCLUSIVE", "nb_b", measured=0.2, reason="noise ceiling 0.36 < 0.91"),
     ]
     out = _by_id(claims.claim_verdicts(rows))
     pick = lambda cid: (out[cid]["verdict"], out[cid]["measured"], out[cid]["reason"],  # noqa: E731
                         [r["notebook"] for r in out[cid]["evidence"]])
-    assert pick("P1-C15") == ("FAIL", 0.01, "grpo_p1_dynamics: std gap 0.01 within 2 SE [weakest of 2 in-scope rows]",
-                              ["p1_group_size", "grpo_p1_dynamics"])
-    assert pick("P2-C9") == ("FAIL", 0.5, "grpo_p2_alignment: slope +0.50 [1 context row not counted]",
+    assert pick("P1-C15") == ("FAIL", 0.01, "grpo_p1_dynamics (testbed): std gap 0.01 within 2 SE "
+                              "[weakest decisive row of 2 in-scope rows]", ["p1_group_size", "grpo_p1_dynamics"])
+    assert pick("P2-C9") == ("FAIL", 0.5, "grpo_p2_alignment (testbed): slope +0.50 [1 context row not counted]",
                              ["p2_token", "grpo_p2_alignment"])
-    assert pick("P1-C12") == ("CONSISTENT", 1.3, "grpo_p1_dynamics: zeta>=1 by the fitted family "
+    assert pick("P1-C12") == ("CONSISTENT", 1.3, "grpo_p1_dynamics (testbed): zeta>=1 by the fitted family "
                               "[a by-construction check only, not evidence for PASS]", ["grpo_p1_dynamics"])
     assert pick("P2-C10") == ("NOT TESTED", None, "only context rows (1): no test of the paper's algorithm in the "
                               "claim's scope", ["p2_engineered"])
-    assert pick("P1-C16") == ("N/A", None, "grpo_failure_runs: needs 1.5B-7B models", ["grpo_failure_runs"])
-    assert pick("P1-C9") == ("INCONCLUSIVE", 0.2, "nb_b: noise ceiling 0.36 < 0.91 [weakest of 3 in-scope rows]",
-                             ["nb_a", "nb_b", "nb_c"])
+    assert pick("P1-C16") == ("N/A", None, "grpo_failure_runs (testbed): needs 1.5B-7B models", ["grpo_failure_runs"])
+    assert pick("P1-C9") == ("INCONCLUSIVE", 0.2, "nb_b (exact): noise ceiling 0.36 < 0.91 "
+                             "[no decisive row of 2 in-scope rows]", ["nb_b", "nb_c"])
+    assert pick("P1-C8") == ("PASS", 0.95, "nb_a [weakest decisive row of 2 in-scope rows]", ["nb_a", "nb_b"])
     assert out["P1-C1"]["verdict"] == "NOT TESTED"
-    assert sum(v["verdict"] != "NOT TESTED" for v in out.values()) == 5
+    assert sum(v["verdict"] != "NOT TESTED" for v in out.values()) == 6
 
 
 def test_claim_verdicts_rejects_unknown_ids_and_verdicts():
@@ -173,8 +252,8 @@ def test_claim_verdicts_reads_the_stored_notebook_verdicts():
     rows = load_verdicts(STORED_CLAIMS_DIR)
     out = claims.claim_verdicts(rows)
     assert len(out) == 31 and sum(len(v["evidence"]) for v in out) == len(rows)
-    assert all(v["verdict"] != "PASS" or any(r["verdict"] == "PASS" and not r.get("context") for r in v["evidence"])
-               for v in out)
+    assert all(v["verdict"] != "PASS" or any(r["verdict"] == "PASS" and r["setting"] != "context"
+                                             for r in v["evidence"]) for v in out)
 
 
 def test_new_verdicts_and_context_flag():

@@ -3,22 +3,26 @@
 A claim ID (``P1-C10``, ``P2-C6``) must exist in the checklists of the paper specs, copied into
 ``book/claims.yml`` so that the repository stands alone. Each claim there also carries its **pre-registered test**
 (:func:`criterion`): the claim as the paper states it, the independent quantity measured, the criterion (statistic,
-threshold, tolerance, seeds) and the scope. ``record`` prints a small rounded table (the notebook's
+threshold, tolerance, seeds, and machine-readable pass rules read by :func:`rule`) and the scope. ``record`` prints a small rounded table (the notebook's
 ``nbval-check-output`` cell, so nbval catches any change in a verdict or a rounded number) and writes a JSON file.
-Several notebooks may give evidence rows for one claim; :func:`claim_verdicts` turns them into **one verdict per
-claim** (the weakest in-scope row; CONSISTENT never counts as a PASS; context rows never decide), which the book's
-scorecard page renders.
+Each row names its **setting** (:data:`SETTINGS`: paper, testbed, exact, context). Several notebooks may give rows
+for one claim; :func:`claim_verdicts` turns them into **one headline verdict per claim** and a claim × setting
+matrix by the rule of 2026-12-01 (:func:`headline`: decisive rows decide, the weakest; INCONCLUSIVE only when no
+decisive row exists; existence claims take the strongest; context never decides; CONSISTENT never counts as PASS).
+The scorecard, each page's results box and its badges all read that one function.
 
 Example (in a notebook's last cell)::
 
     from rlvr_dynamics.book import claims
     crit = claims.criterion("P1-C10")["criterion"]          # pre-registered: read, never tuned here
     tol = crit["values"]["rel_tol"]
+    rule = claims.rule("P1-C10", "ratio_error")           # {"op": "<=", "bound": 0.15, ...} from claims.yml
     claims.record("p1_stability", [
-        claims.Claim("P1-C10", "Critical K_ref / (1-mu)/(eta K) in the small-lag cells", measured=ratio,
-                     paper_value=1.0, tolerance=tol, verdict="PASS" if abs(ratio - 1) <= tol else "FAIL",
-                     reason=f"ratio {ratio:.3f} vs 1 +- {tol}"),
-        claims.Claim("P1-C7", "Plateau equals Mroueh's p*", measured=err, verdict="CONSISTENT",
+        claims.Claim("P1-C10", "Critical K_ref / (1-mu)/(eta K) in the small-lag cells", setting="exact",
+                     measured=worst, unit="max |ratio - 1|", rule=rule, paper_value=0.0, tolerance=tol,
+                     verdict="PASS" if claims.rule_holds(rule, worst) else "FAIL",
+                     reason=f"max |ratio - 1| {worst:.3f} vs {tol}"),
+        claims.Claim("P1-C7", "Plateau equals Mroueh's p*", setting="exact", measured=err, verdict="CONSISTENT",
                      reason=f"holds by construction of the bandit force (max error {err:.1e})"),
     ])
 """
@@ -52,11 +56,28 @@ VERDICTS = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A")
 NOT_TESTED = "NOT TESTED"
 """The verdict :func:`claim_verdicts` gives a claim with no evidence row inside its scope."""
 
+SETTINGS = ("paper", "testbed", "exact", "context")
+"""Settings of an evidence row (rule of 2026-12-01, ``book/claims.yml`` header): ``paper`` GRPO on a pretrained
+LLM, ``testbed`` GRPO on the project's tiny models, ``exact`` the theory's own objects (oscillator, recursion,
+bandit, token model), ``context`` a variant that is not the paper's algorithm (shown, never decides)."""
+
+DECISIVE_ORDER = ("FAIL", "PARTIAL", "PASS")
+"""Decisive verdicts, weakest first (headline rule (1) and (3))."""
+
+RULE_OPS = ("<=", "<", ">=", ">", "abs<=", "within", "outside", "ci_within", "ci_above", "ci_below", "ci_excludes")
+"""Comparisons a pass rule may use. ``within``/``outside``/``ci_within``/``ci_excludes`` take ``bound = [lo, hi]``
+(``ci_excludes``: the CI lies entirely outside ``[lo, hi]``); the ``ci_`` ops read the row's ``ci``, the others its
+``measured``."""
+
 SPEC_FIELDS = ("tag", "statement", "confirm", "scale")
 """Fields of a ``book/claims.yml`` entry copied from the specs' checklists by ``tools/extract_claims.py``."""
 
 PREREGISTERED_FIELDS = ("paper_statement", "quantity", "criterion", "scope", "changed_after_result")
 """Hand-written fields of a ``book/claims.yml`` entry: the pre-registered test of the claim (see :func:`criterion`)."""
+
+OPTIONAL_FIELDS = ("kind", "same_phenomenon_as")
+"""Optional hand-written claim-level fields: ``kind`` (:data:`CLAIM_KINDS`) and ``same_phenomenon_as`` (another
+claim measured by the same experiment; headline rule (4))."""
 
 CLAIMS_DIR_ENV = "RLVR_CLAIMS_DIR"
 """Environment variable: where ``record`` writes ``<notebook>.claims.json`` (set by the papermill runner and by
@@ -94,6 +115,68 @@ def criterion(claim_id: str) -> dict[str, Any]:
     out = {"id": claim_id, "paper": row["paper"], "statement": row.get("statement")}
     out.update({k: row.get(k) for k in PREREGISTERED_FIELDS})
     return out
+
+
+def _check_rule(cid: str, rule: Any) -> None:
+    if not isinstance(rule, dict) or "op" not in rule or "bound" not in rule:
+        raise ValueError(f"claim {cid}: rule must be a mapping with 'op' and 'bound' (use claims.rule({cid!r}, "
+                         f"name)), got {rule!r}")
+    if rule["op"] not in RULE_OPS:
+        raise ValueError(f"claim {cid}: rule op {rule['op']!r} must be one of {RULE_OPS}")
+    pair = rule["op"] in ("within", "outside", "ci_within", "ci_excludes")
+    bound = rule["bound"]
+    if pair != (isinstance(bound, (list, tuple)) and len(bound) == 2):
+        raise ValueError(f"claim {cid}: rule op {rule['op']!r} needs bound "
+                         f"{'[lo, hi]' if pair else 'a number'}, got {bound!r}")
+
+
+def rule(claim_id: str, name: str | None = None) -> dict[str, Any]:
+    """The machine-readable pass rule ``name`` of ``claim_id``, read from ``book/claims.yml``
+    (``criterion.values.rules.<name>``): ``{"name", "op", "bound", "stat"}``; ``name`` may be omitted when the
+    claim has one rule. Notebooks pass it to :class:`Claim` so the threshold is read, never retyped; the book's
+    consistency test checks that every decisive row's ``measured`` sits on the side of the rule its verdict says.
+    Raises ``KeyError`` naming the known rules."""
+    crit = criterion(claim_id)["criterion"] or {}
+    rules = ((crit.get("values") or {}) if isinstance(crit, dict) else {}).get("rules") or {}
+    if not rules:
+        raise KeyError(f"{claim_id} has no machine-readable rules in book/claims.yml (criterion.values.rules)")
+    if name is None:
+        if len(rules) != 1:
+            raise KeyError(f"{claim_id} has rules {sorted(rules)}: name one")
+        name = next(iter(rules))
+    if name not in rules:
+        raise KeyError(f"{claim_id}: no rule {name!r} in book/claims.yml; known: {sorted(rules)}")
+    out = {"name": name, **rules[name]}
+    _check_rule(claim_id, out)
+    return out
+
+
+def rule_holds(rule: dict[str, Any], measured: Any, ci: Any = None) -> bool:
+    """True when ``measured`` (or ``ci`` for the ``ci_`` ops) satisfies ``rule`` (see :data:`RULE_OPS`)."""
+    op, bound = rule["op"], rule["bound"]
+    if op.startswith("ci_"):
+        if ci is None:
+            raise ValueError(f"rule {rule.get('name')!r} ({op}) is decided by a CI, but the row has no ci")
+        lo, hi = (float(x) for x in ci)
+        if op == "ci_within":
+            return bound[0] <= lo and hi <= bound[1]
+        if op == "ci_excludes":
+            return hi < bound[0] or lo > bound[1]
+        return lo > float(bound) if op == "ci_above" else hi < float(bound)
+    try:
+        m = float(measured)
+    except (TypeError, ValueError):
+        raise ValueError(f"rule {rule.get('name')!r}: measured {measured!r} is not a number") from None
+    if not math.isfinite(m):
+        return False
+    if op == "within":
+        return bound[0] <= m <= bound[1]
+    if op == "outside":
+        return m < bound[0] or m > bound[1]
+    if op == "abs<=":
+        return abs(m) <= float(bound)
+    b = float(bound)
+    return {"<=": m <= b, "<": m < b, ">=": m >= b, ">": m > b}[op]
 
 
 CRITERION_KEYS = ("statistic", "threshold", "partial", "fail", "inconclusive_if", "consistent_only", "tolerance",
@@ -161,7 +244,20 @@ class Claim:
     hypotheses, ...)."""
     context: bool = False
     """True for a variant that is not the paper's algorithm or setting (outside the claim's scope): the row is shown
-    as context and never decides the claim's verdict (see :func:`claim_verdicts`)."""
+    as context and never decides the claim's verdict (see :func:`claim_verdicts`). Same as ``setting="context"``."""
+    setting: str | None = None
+    """Where the evidence comes from, one of :data:`SETTINGS`: ``paper`` (GRPO on a pretrained LLM), ``testbed``
+    (GRPO on the project's tiny models), ``exact`` (oscillator, recursion, bandit, token model) or ``context``
+    (shown, never decides). ``None`` is inferred from the notebook id by :func:`row_setting`."""
+    ci: Any = None
+    """``(low, high)``: the 95 % CI of ``measured`` when the CI decides (the rule's op starts with ``ci_``)."""
+    unit: str = ""
+    """The unit of ``measured`` (``"ratio"``, ``"slope"``, ``"ΔBIC"``, ``"variance"``, ``"runs"``, ...)."""
+    rule: dict | None = None
+    """The pass rule that ``measured`` is compared with, read from ``book/claims.yml`` by :func:`rule` (never
+    retyped): ``{"name", "op", "bound", "stat"}``. Required for PASS / PARTIAL / FAIL rows."""
+    phenomenon: str | None = None
+    """Rows of one claim that measure one phenomenon (the same sweep seen twice) share this key and count once."""
     digits: int = field(default=4, repr=False)
     """Significant digits shown in the printed table and stored in the JSON."""
 
@@ -182,6 +278,23 @@ class Claim:
                              f"0.91'); got {self.reason!r}")
         if not self.statement.strip():
             raise ValueError(f"claim {self.id}: statement must not be empty")
+        if self.setting is not None and self.setting not in SETTINGS:
+            raise ValueError(f"claim {self.id}: setting {self.setting!r} must be one of {SETTINGS}")
+        if self.context and self.setting not in (None, "context"):
+            raise ValueError(f"claim {self.id}: context=True contradicts setting={self.setting!r}")
+        if self.setting == "context":
+            self.context = True
+        elif self.context:
+            self.setting = "context"
+        if self.rule is not None:
+            _check_rule(self.id, self.rule)
+        if self.ci is not None:
+            try:
+                lo, hi = (float(x) for x in self.ci)
+            except (TypeError, ValueError):
+                raise ValueError(f"claim {self.id}: ci must be a (low, high) pair of numbers, got {self.ci!r}") from None
+            if not lo <= hi:
+                raise ValueError(f"claim {self.id}: ci low {lo} must be <= high {hi}")
 
     def as_row(self) -> dict[str, Any]:
         row = asdict(self)
@@ -189,6 +302,7 @@ class Claim:
         row["measured"] = _round(self.measured, self.digits)
         row["paper_value"] = _round(self.paper_value, self.digits)
         row["tolerance"] = _round(self.tolerance, self.digits)
+        row["ci"] = None if self.ci is None else [_round(x, self.digits) for x in self.ci]
         row["paper"] = checklist()[self.id]["paper"]
         return row
 
@@ -200,8 +314,9 @@ def _claim_sort_key(claim_id: str) -> tuple[int, int]:
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     """A fixed-width text table of id, verdict, measured, paper value, tolerance (what nbval compares)."""
-    cols = ("id", "verdict", "measured", "paper_value", "tolerance")
-    cells = [[str(r[c]) if r[c] is not None else "-" for c in cols] for r in rows]
+    cols = ("id", "setting", "verdict", "measured", "ci", "paper_value", "tolerance")
+    show = lambda v: "-" if v is None else f"[{v[0]}, {v[1]}]" if isinstance(v, list) else str(v)  # noqa: E731
+    cells = [[show(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
     line = lambda xs: "  ".join(x.ljust(w) for x, w in zip(xs, widths)).rstrip()  # noqa: E731
     return "\n".join([line(cols), line(["-" * w for w in widths]), *(line(x) for x in cells)])
@@ -223,6 +338,8 @@ def record(notebook: str, claims: Iterable[Claim | dict[str, Any]], *, out_dir: 
     if dupes:
         raise ValueError(f"record({notebook!r}): duplicate rows (same claim id and statement) for {dupes}")
     rows = [c.as_row() for c in items]
+    for row in rows:
+        row["setting"] = row_setting({**row, "notebook": notebook})
     target = Path(out_dir or os.environ.get(CLAIMS_DIR_ENV) or ".")
     target.mkdir(parents=True, exist_ok=True)
     payload = {"notebook": notebook, "claims": rows}
@@ -235,38 +352,78 @@ def record(notebook: str, claims: Iterable[Claim | dict[str, Any]], *, out_dir: 
 # One verdict per claim
 # ---------------------------------------------------------------------------------------------------------------
 
-TESTED_ORDER = ("FAIL", "INCONCLUSIVE", "PARTIAL", "PASS")
-"""Verdicts of rows that test the claim, weakest first. A claim's verdict is the weakest of its in-scope rows:
-a FAIL in any setting the claim covers fails the claim; a setting that could not show the effect (INCONCLUSIVE)
-leaves the claim unestablished even if another setting passed; PARTIAL sits below PASS."""
+def row_setting(row: dict[str, Any]) -> str:
+    """The setting of an evidence row (:data:`SETTINGS`): its own ``setting``; else ``context`` for a context row,
+    ``paper`` for the pretrained-LLM notebook (``grpo_smollm``), ``testbed`` for the other ``grpo_*`` notebooks
+    and ``exact`` for the rest."""
+    if row.get("setting"):
+        return row["setting"]
+    if row.get("context"):
+        return "context"
+    nb = str(row.get("notebook") or "")
+    if nb.startswith("grpo_smollm"):
+        return "paper"
+    return "testbed" if nb.startswith("grpo_") else "exact"
 
 
-def _is_context(row: dict[str, Any]) -> bool:
-    return bool(row.get("context", False))
+def _count_once(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Headline rule (4): rows sharing a ``phenomenon`` key count once (the first of them, in input order)."""
+    seen, out = set(), []
+    for r in rows:
+        key = r.get("phenomenon")
+        if key:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(r)
+    return out
+
+
+def headline(rows: list[dict[str, Any]], kind: str = "universal") -> tuple[str, dict[str, Any] | None]:
+    """The headline verdict of a set of evidence rows of one claim, and the row that decides it.
+
+    The rule of 2026-12-01 (``book/claims.yml`` header): context rows never decide; rows sharing a ``phenomenon``
+    count once; (1) decisive rows (PASS / PARTIAL / FAIL) decide, the weakest of them; (3) for ``kind ==
+    "existence"`` the strongest; (2) INCONCLUSIVE decides only when no decisive row exists; (5) then CONSISTENT
+    (never PASS), then N/A; no in-scope row gives :data:`NOT_TESTED`. The decider is the first row, in input order,
+    with the deciding verdict. The same function decides a page's results box, its badges, the claim × setting
+    matrix and the scorecard.
+    """
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"kind {kind!r} must be one of {CLAIM_KINDS}")
+    scoped = _count_once([r for r in rows if row_setting(r) != "context"])
+    decisive = [r for r in scoped if r["verdict"] in DECISIVE_ORDER]
+    if decisive:
+        pick = max if kind == "existence" else min
+        verdict = pick((r["verdict"] for r in decisive), key=DECISIVE_ORDER.index)
+    else:
+        verdict = next((v for v in ("INCONCLUSIVE", "CONSISTENT", "N/A") if any(r["verdict"] == v for r in scoped)),
+                       NOT_TESTED)
+    decider = next((r for r in scoped if r["verdict"] == verdict), None)
+    return verdict, decider
+
+
+CLAIM_KINDS = ("universal", "existence")
+"""``kind`` of a claim in ``book/claims.yml``: ``existence`` for the paper's "can" / "there exists" statements (the
+strongest decisive row decides), ``universal`` (the default) otherwise."""
 
 
 def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
+    """One headline verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
 
     ``rows`` are evidence rows as :func:`rlvr_dynamics.book.markup.load_verdicts` returns them (each
-    ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, statement,
-    criterion, scope, changed_after_result, verdict, measured, reason, evidence``: ``statement`` is the paper's
-    statement (``paper_statement``, else the spec's line), ``criterion`` the pre-registered criterion dict,
-    ``evidence`` the claim's input rows (all of them, context included, in input order, each with its notebook).
+    ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, kind,
+    same_phenomenon_as, statement, criterion, scope, changed_after_result, verdict, measured, ci, unit, decider,
+    reason, evidence, by_setting, by_page``:
 
-    The rule (the weakest in-scope verdict):
-
-    1. Rows with ``context: true`` (a variant that is not the paper's algorithm/setting) are context only.
-       The rest are the claim's in-scope rows.
-    2. If any in-scope row is PASS / PARTIAL / FAIL / INCONCLUSIVE, the verdict is the weakest of those, in the
-       order :data:`TESTED_ORDER` (FAIL < INCONCLUSIVE < PARTIAL < PASS). CONSISTENT and N/A rows do not weaken
-       it and cannot strengthen it: a CONSISTENT check is never evidence for a PASS.
-    3. Else, if any in-scope row is CONSISTENT, the verdict is CONSISTENT (never PASS).
-    4. Else, if any in-scope row is N/A, the verdict is N/A.
-    5. Else (no rows, or context rows only) the verdict is :data:`NOT_TESTED`.
-
-    ``measured`` is the deciding row's measured value (the first row, in input order, with the deciding verdict);
-    ``reason`` names the deciding notebook and its reason, and counts the rows not used.
+    - ``verdict``: the headline (:func:`headline` over all rows of the claim);
+    - ``decider``: the deciding row (``None`` when NOT TESTED); ``measured``, ``ci`` and ``unit`` are its;
+    - ``by_setting``: ``{setting: verdict}`` for each setting with rows (:func:`headline` over that setting's rows;
+      the ``context`` cell uses the context rows as if in scope, and is shown, never counted);
+    - ``by_page``: ``{notebook: {setting: verdict}}``, the same function over one page's rows per setting: what the
+      page's results box and badges show;
+    - ``evidence``: all input rows of the claim (context included, input order), each with its notebook and
+      ``setting`` filled in by :func:`row_setting`.
     """
     known = checklist()
     by_id: dict[str, list[dict[str, Any]]] = {cid: [] for cid in known}
@@ -277,53 +434,69 @@ def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if row.get("verdict") not in VERDICTS:
             raise ValueError(f"evidence row {row['id']} from {row.get('notebook')!r}: verdict "
                              f"{row.get('verdict')!r} is not one of {VERDICTS}")
-        by_id[row["id"]].append(row)
+        by_id[row["id"]].append({**row, "setting": row_setting(row)})
+
+    def cell(rs: list[dict[str, Any]], kind: str, setting: str) -> str:
+        if setting == "context":                       # shown as if in scope; never counted in the headline
+            rs = [{**r, "setting": "exact"} for r in rs]
+        return headline(rs, kind)[0]
 
     out = []
     for cid in sorted(known, key=_claim_sort_key):
         entry = known[cid]
+        kind = entry.get("kind") or "universal"
         evidence = by_id[cid]
-        scoped = [r for r in evidence if not _is_context(r)]
-        n_context = len(evidence) - len(scoped)
-        tested = [r for r in scoped if r["verdict"] in TESTED_ORDER]
-        decider = None
-        if tested:
-            verdict = min((r["verdict"] for r in tested), key=TESTED_ORDER.index)
-        elif any(r["verdict"] == "CONSISTENT" for r in scoped):
-            verdict = "CONSISTENT"
-        elif scoped:
-            verdict = "N/A"
-        else:
-            verdict = NOT_TESTED
-        if verdict != NOT_TESTED:
-            decider = next(r for r in scoped if r["verdict"] == verdict)
+        verdict, decider = headline(evidence, kind)
+        n_context = sum(r["setting"] == "context" for r in evidence)
+        if decider is not None:
             notes = []
-            others = len(scoped) - 1
-            if others:
-                notes.append(f"weakest of {len(scoped)} in-scope rows")
+            scoped = [r for r in evidence if r["setting"] != "context"]
+            if len(scoped) > 1:
+                rule_name = ("strongest decisive row (existence claim)" if kind == "existence"
+                             and verdict in DECISIVE_ORDER else "weakest decisive row" if verdict in DECISIVE_ORDER
+                             else "no decisive row")
+                notes.append(f"{rule_name} of {len(scoped)} in-scope rows")
             if verdict == "CONSISTENT":
                 notes.append("a by-construction check only, not evidence for PASS")
             if n_context:
                 notes.append(f"{n_context} context row{'s' if n_context > 1 else ''} not counted")
             why = decider.get("reason") or ""
-            reason = f"{decider.get('notebook')}: {why}" if why else str(decider.get("notebook"))
+            reason = f"{decider.get('notebook')} ({decider['setting']}): {why}" if why else str(decider.get("notebook"))
             if notes:
                 reason += f" [{'; '.join(notes)}]"
-            measured = decider.get("measured")
         else:
-            measured = None
             reason = (f"only context rows ({n_context}): no test of the paper's algorithm in the claim's scope"
                       if n_context else "no notebook records this claim")
+        settings = [s for s in SETTINGS if any(r["setting"] == s for r in evidence)]
+        pages = list(dict.fromkeys(r.get("notebook") for r in evidence))
         out.append({
             "id": cid,
             "paper": entry["paper"],
+            "kind": kind,
+            "same_phenomenon_as": entry.get("same_phenomenon_as"),
             "statement": entry.get("paper_statement") or entry.get("statement"),
             "criterion": entry.get("criterion"),
             "scope": entry.get("scope"),
             "changed_after_result": entry.get("changed_after_result"),
             "verdict": verdict,
-            "measured": measured,
+            "decider": decider,
+            "measured": decider.get("measured") if decider else None,
+            "ci": decider.get("ci") if decider else None,
+            "unit": decider.get("unit", "") if decider else "",
             "reason": reason,
             "evidence": list(evidence),
+            "by_setting": {s: cell([r for r in evidence if r["setting"] == s], kind, s) for s in settings},
+            "by_page": {nb: {s: cell([r for r in evidence if r.get("notebook") == nb and r["setting"] == s], kind, s)
+                             for s in SETTINGS if any(r.get("notebook") == nb and r["setting"] == s
+                                                      for r in evidence)}
+                        for nb in pages},
         })
     return out
+
+
+def counted_once(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Headline rule (4) across claims: a claim whose ``same_phenomenon_as`` names another claim with the same
+    headline verdict is left out of the totals (the two measure one phenomenon on one experiment)."""
+    by_id = {v["id"]: v for v in verdicts}
+    return [v for v in verdicts if not (v.get("same_phenomenon_as") in by_id
+                                        and by_id[v["same_phenomenon_as"]]["verdict"] == v["verdict"])]
