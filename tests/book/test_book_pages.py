@@ -64,9 +64,32 @@ def test_results_box_comes_right_after_the_title_with_a_badge_per_claim(page):
     assert page.cells[0].source == "# Demo page"
     box = page.cells[1].source
     assert "rlvr-results" in box
-    assert box.count("verdict-badge") == 2 and "verdict-partial" in box and "verdict-pass" in box
+    # one badge per evidence row and one headline badge per claim
+    assert box.count("verdict-badge") == 4 and "verdict-partial" in box and "verdict-pass" in box
+    assert box.count("Headline verdict") == 2 and "*exact*" in box
     assert "{ref}`P1-C2 <claim-p1-c2>`" in box and "{ref}`P1-C3 <claim-p1-c3>`" in box
     assert "0.2/0.9" in box and "mu\\*=0" in box  # recorded text is escaped, not read as Markdown
+
+
+def test_results_box_shows_every_row_and_the_scorecard_headline():
+    rows = ROWS + [
+        {"id": "P1-C2", "notebook": "demo_page", "verdict": "CONSISTENT", "statement": "by construction",
+         "measured": 1.0, "reason": "holds by construction", "setting": "exact"},
+        {"id": "P1-C2", "notebook": "demo_page", "verdict": "FAIL", "statement": "Adam variant", "measured": 3.0,
+         "reason": "variant", "setting": "context"},
+        {"id": "P1-C2", "notebook": "other_page", "verdict": "FAIL", "statement": "elsewhere", "measured": 2.0,
+         "reason": "fails elsewhere", "setting": "testbed", "ci": [1.5, 2.5], "unit": "ratio"}]
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(rows)}
+    box = pages.results_box(_entry(), rows, verdicts)
+    part = box.split("P1-C3")[0]
+    # the last row recorded (a context FAIL) no longer stands for the page: every row is listed with its setting
+    assert part.count("*exact*") == 2 and part.count("*context*") == 1
+    assert "Headline verdict** <span class=\"verdict-badge verdict-fail\"" in part  # the testbed FAIL decides
+    assert "over the 2 pages that test it" in part
+    other = pages.results_box(registry.NotebookEntry(id="other_page", title="O", paper="P1", chapter="c",
+                                                     section="§1", claims=("P1-C2",), figure="f", order=2),
+                              rows, verdicts)
+    assert "`2.0` [1.5, 2.5] (ratio)" in other
 
 
 def test_claim_ids_and_spec_sections_link_to_the_appendix_outside_code(page):

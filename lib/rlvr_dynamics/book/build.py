@@ -48,7 +48,7 @@ from .explorer import write_explorer_data
 from .markup import GENERATED, load_verdicts, per_claim
 from .pages import make_pages
 from .site_pages import (appendix_markdown, landing_markdown, paper_pages_markdown, scorecard_markdown,
-                         write_downloads, write_headline_figures, write_toc)
+                         write_downloads, write_scorecard_downloads, write_headline_figures, write_toc)
 from .registry import (PAPERS, NotebookEntry, copy_stored, executed_is_current,
                        load_registry, run_notebook)
 
@@ -131,6 +131,7 @@ def write_generated(book_dir: Path, entries: list[NotebookEntry]) -> None:
     headline = write_headline_figures(book_dir, entries)
     atomic_write_text(gen / "landing.md", landing_markdown(verdicts, entries, rows, headline))
     write_downloads(book_dir, entries)
+    write_scorecard_downloads(book_dir, verdicts)
     write_explorer_data(book_dir)
 
 

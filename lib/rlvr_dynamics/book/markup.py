@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 
-from .claims import NOT_TESTED, checklist, claim_verdicts, format_criterion
+from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, format_criterion
 from .registry import (PAPERS, NotebookEntry)
 
 
@@ -134,6 +134,32 @@ def load_verdicts(claims_dir: Path) -> list[dict]:
         for row in data["claims"]:
             rows.append({**row, "notebook": data["notebook"]})
     return rows
+
+
+SETTING_LABELS = {"paper": "paper's setting (pretrained LLM)", "testbed": "GRPO testbed (tiny models, CPU)",
+                  "exact": "exact model", "context": "context (not the paper's algorithm)"}
+"""How each setting (:data:`rlvr_dynamics.book.claims.SETTINGS`) is named on the pages."""
+SETTING_SHORT = {"paper": "paper", "testbed": "testbed", "exact": "exact", "context": "context"}
+
+
+def measured_text(row: dict | None) -> str:
+    """``measured`` of a row (or a claim verdict) with its CI and unit: ``0.95 [0.91, 0.99] (ratio)``."""
+    if not row or row.get("measured") is None:
+        return "–"
+    out = md_code(row["measured"])
+    if row.get("ci"):
+        lo, hi = row["ci"]
+        out += f" [{lo}, {hi}]"
+    if row.get("unit"):
+        out += f" ({md_escape(row['unit'])})"
+    return out
+
+
+def page_cells(verdict: dict, notebook: str) -> list[tuple[str, str]]:
+    """``[(setting, verdict), ...]`` that one page shows for one claim: the claim's ``by_page`` cells
+    (:func:`rlvr_dynamics.book.claims.claim_verdicts`), in :data:`SETTINGS` order."""
+    cells = verdict.get("by_page", {}).get(notebook, {})
+    return [(s, cells[s]) for s in SETTINGS if s in cells]
 
 
 def per_claim(rows: list[dict], registered: Iterable[NotebookEntry]) -> list[dict]:

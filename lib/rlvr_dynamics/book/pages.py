@@ -11,8 +11,8 @@ from typing import Any
 import nbformat
 
 from .._io import atomic_write_text
-from .markup import (_CLAIM_ID, GENERATED, badge, claim_ref, criterion_fields, first_sentence, link_references,
-                     md_code, md_escape, statement_text)
+from .markup import (_CLAIM_ID, GENERATED, SETTING_LABELS, badge, claim_ref, criterion_fields, first_sentence,
+                     link_references, md_code, md_escape, measured_text, page_cells, statement_text)
 from .registry import NotebookEntry
 
 
@@ -30,38 +30,43 @@ _JUNK_REPR = re.compile(r"^\s*(\[?<(matplotlib|mpl_toolkits)\.|<Figure size|Text
 # ---------------------------------------------------------------------------------------------------------------
 
 def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> str:
-    """The results box at the top of a page: one block per claim the page records."""
-    mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
-    order = [c for c in entry.claims if c in mine] + [c for c in mine if c not in entry.claims]
-    lines = [f":::{{admonition}} Results on this page",
-             ":class: rlvr-results", ""]
+    """The results box at the top of a page: per claim the page records, one line per evidence row of this page
+    (verdict, setting, what was tested, the deciding measurement), then the claim's headline verdict over all pages;
+    criteria and reasons folded. Every badge comes from :func:`rlvr_dynamics.book.claims.claim_verdicts` (the
+    ``verdicts`` mapping, claim id → its record), the function the scorecard uses, so the two cannot disagree."""
+    mine = [r for r in rows if r["notebook"] == entry.id]
+    ids = list(dict.fromkeys(r["id"] for r in mine))
+    order = [c for c in entry.claims if c in ids] + [c for c in ids if c not in entry.claims]
+    lines = ["::::{admonition} Results on this page", ":class: rlvr-results", ""]
     if not order:
         lines += ["No verdict recorded for this page yet (run `rlvr-dynamics run "
-                  f"{entry.id}`).", ":::"]
+                  f"{entry.id}`).", "::::"]
         return "\n".join(lines)
+    details = []
     for cid in order:
-        r = mine[cid]
-        overall = verdicts.get(cid, {})
-        lines.append(f"{badge(r['verdict'])} **{claim_ref(cid)}** · {statement_text(cid)}")
+        overall = verdicts[cid]
+        here = [r for r in overall["evidence"] if r["notebook"] == entry.id]
+        cells = dict(page_cells(overall, entry.id))
+        lines.append(f"**{claim_ref(cid)}** {statement_text(cid)}")
         lines.append("")
-        lines.append(f"- *Tested here:* {md_escape(r.get('statement'))}"
-                     + (" *(context: not the paper's setting)*" if r.get("context") else ""))
-        values = [f"*{label}:* {md_code(r.get(key))}" for key, label in
-                  (("paper_value", "Paper / closed form"), ("measured", "measured"), ("tolerance", "tolerance"))
-                  if r.get(key) is not None]
-        if values:
-            lines.append("- " + " · ".join(values))
+        for r in sorted(here, key=lambda r: r["setting"] == "context"):
+            lines.append(f"- {badge(r['verdict'])} *{r['setting']}* · {md_escape(r.get('statement'))} · "
+                         f"measured {measured_text(r)}")
+        n_pages = len({e["notebook"] for e in overall["evidence"]})
+        where = f"over the {n_pages} pages that test it" if n_pages > 1 else "this page is its only evidence"
+        lines.append(f"- **Headline verdict** {badge(overall['verdict'])} ({where}; see the "
+                     f"{{doc}}`scorecard </scorecard>`)" + (
+                         f"; this page: " + ", ".join(f"{s} {badge(v)}" for s, v in cells.items())
+                         if len(cells) > 1 else ""))
+        lines.append("")
         fields = criterion_fields(cid)
-        lines.append(f"- *Pre-registered criterion:* " + "; ".join(
+        details.append(f"**{cid}.** *Pre-registered criterion:* " + "; ".join(
             f"{label.lower()}: {text}" for label, text in fields if label in ("Statistic", "Pass if")))
-        if r.get("reason"):
-            lines.append(f"- *Why this verdict:* {md_escape(r['reason'])}")
-        n_pages = len({e['notebook'] for e in overall.get('evidence', [])})
-        if n_pages > 1:
-            lines.append(f"- *Overall verdict over the {n_pages} pages that test {cid}:* "
-                         f"{badge(overall['verdict'])} (see the {{doc}}`scorecard </scorecard>`)")
-        lines.append("")
-    lines.append(":::")
+        for r in here:
+            if r.get("reason"):
+                details.append(f"- *{r['setting']}, {r['verdict']}:* {md_escape(r['reason'])}")
+        details.append("")
+    lines += [":::{admonition} Criteria and reasons", ":class: dropdown", "", *details, ":::", "::::"]
     return "\n".join(lines)
 
 
@@ -215,7 +220,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                 todo = [c for c in section_claims if c not in noted]
                 if todo:
                     noted.update(todo)
-                    out_cells.append(_verdict_note(todo, mine, fig_no))
+                    out_cells.append(_verdict_note(todo, entry.id, verdicts, fig_no))
     out_cells = _merge_quiet_code(out_cells)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
@@ -233,18 +238,17 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     return nb
 
 
-def _verdict_note(claim_ids: list[str], mine: dict[str, dict], fig_no: int) -> Any:
-    """A short "what this figure shows" note after a figure whose section tests a claim: the recorded verdict,
-    the measured value against the paper's and the computed reason."""
+def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int) -> Any:
+    """A short "what this figure shows" note after a figure whose section tests a claim: per setting the page
+    records, its verdict (the same function as the scorecard) and the deciding measurement and reason."""
     lines = []
     for cid in claim_ids:
-        r = mine[cid]
-        vals = [f"measured {md_code(r.get('measured'))}"] if r.get("measured") is not None else []
-        if r.get("paper_value") is not None:
-            vals.append(f"paper / closed form {md_code(r.get('paper_value'))}")
-        lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}:** "
-                     + (", ".join(vals) + ". " if vals else "")
-                     + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
+        for r in verdicts[cid]["evidence"]:
+            if r["notebook"] != entry_id:
+                continue
+            lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}** "
+                         f"(*{r['setting']}*): measured {measured_text(r)}. "
+                         + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
     cell = nbformat.v4.new_markdown_cell("\n\n".join(lines))
     cell.metadata["tags"] = ["rlvr-figure-note"]
     return cell

@@ -13,9 +13,10 @@ import yaml
 
 from .._io import atomic_write_bytes, atomic_write_text
 from ..paths import RUNS_DIR
-from .claims import NOT_TESTED, checklist
-from .markup import (GENERATED, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
-                     criterion_fields, criterion_text, md_code, md_escape, per_claim, slug, spec_label, statement_text)
+from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_once
+from .markup import (GENERATED, SETTING_LABELS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
+                     criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
+                     spec_label, statement_text)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
 
@@ -30,10 +31,19 @@ STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer"
 # ---------------------------------------------------------------------------------------------------------------
 
 def page_badges(entry: NotebookEntry, rows: list[dict]) -> str:
-    """``P1-C2 PARTIAL · P1-C3 PASS`` with badges, for the claims one page records."""
-    mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
-    return " ".join(f"{claim_ref(c)}&nbsp;{badge(mine[c]['verdict'])}" if c in mine
-                    else f"{claim_ref(c)}&nbsp;{badge(NOT_TESTED)}" for c in entry.claims)
+    """``P1-C2 exact PARTIAL · P1-C5 testbed FAIL`` with badges: per claim the page records, its verdict per
+    setting on this page (:func:`rlvr_dynamics.book.markup.page_cells`, the scorecard's function)."""
+    by_id = {v["id"]: v for v in claim_verdicts(rows)}
+    out = []
+    for c in entry.claims:
+        cells = page_cells(by_id[c], entry.id) if c in by_id else []
+        if not cells:
+            out.append(f"{claim_ref(c)}&nbsp;{badge(NOT_TESTED)}")
+        else:
+            out.append(f"{claim_ref(c)} " + " ".join(
+                (f"<small>{s}</small>&nbsp;" if s != "context" or len(cells) > 1 else "<small>context</small>&nbsp;")
+                + badge(v) for s, v in cells))
+    return " ".join(out)
 
 
 def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | None = None) -> Path:
@@ -69,18 +79,67 @@ def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | N
 
 
 def _counts_table(verdicts: list[dict]) -> list[str]:
-    present = [v for v in VERDICT_ORDER if any(c["verdict"] == v for c in verdicts)]
+    """Headline verdicts per paper; claims that measure one phenomenon with another claim (``same_phenomenon_as``,
+    same verdict) count once (headline rule (4))."""
+    counted = counted_once(verdicts)
+    present = [v for v in VERDICT_ORDER if any(c["verdict"] == v for c in counted)]
     head = "| paper | claims | " + " | ".join(badge(v) for v in present) + " |"
     out = [head, "|---|---:|" + "---:|" * len(present)]
     for paper in PAPERS:
-        mine = [c for c in verdicts if c["paper"] == paper]
+        mine = [c for c in counted if c["paper"] == paper]
         counts = Counter(c["verdict"] for c in mine)
         out.append(f"| {paper} · {PAPERS[paper]} | {len(mine)} | "
                    + " | ".join(str(counts.get(v, 0)) for v in present) + " |")
-    counts = Counter(c["verdict"] for c in verdicts)
-    out.append(f"| **both papers** | **{len(verdicts)}** | "
+    counts = Counter(c["verdict"] for c in counted)
+    out.append(f"| **both papers** | **{len(counted)}** | "
                + " | ".join(f"**{counts.get(v, 0)}**" for v in present) + " |")
+    merged = [c for c in verdicts if c not in counted]
+    if merged:
+        out += ["", "Counted once: " + "; ".join(f"{claim_ref(c['id'])} measures the same phenomenon on the same "
+                                                 f"experiment as {claim_ref(c['same_phenomenon_as'])}"
+                                                 for c in merged) + "."]
     return out
+
+
+def settings_matrix(verdicts: list[dict]) -> list[str]:
+    """The claim × setting matrix (Markdown table): each setting's verdict and the headline."""
+    head = "| claim | " + " | ".join(SETTINGS) + " | headline |"
+    out = [head, "|---|" + ":-:|" * (len(SETTINGS) + 1)]
+    for c in verdicts:
+        cells = [badge(c["by_setting"][s]) if s in c["by_setting"] else "·" for s in SETTINGS]
+        out.append(f"| {claim_ref(c['id'])} | " + " | ".join(cells) + f" | {badge(c['verdict'])} |")
+    return out
+
+
+def scorecard_records(verdicts: list[dict]) -> list[dict]:
+    """The scorecard as flat records (one per claim × page × setting, plus the headline): the CSV / JSON download."""
+    out = []
+    for c in verdicts:
+        for r in c["evidence"]:
+            out.append({"claim": c["id"], "headline": c["verdict"], "kind": c["kind"], "notebook": r["notebook"],
+                        "setting": r["setting"], "verdict": r["verdict"], "statement": r.get("statement"),
+                        "measured": r.get("measured"), "ci_low": (r.get("ci") or [None, None])[0],
+                        "ci_high": (r.get("ci") or [None, None])[1], "unit": r.get("unit", ""),
+                        "rule": (r.get("rule") or {}).get("name"), "reason": r.get("reason", "")})
+        if not c["evidence"]:
+            out.append({"claim": c["id"], "headline": c["verdict"], "kind": c["kind"], "notebook": None,
+                        "setting": None, "verdict": None, "statement": None, "measured": None, "ci_low": None,
+                        "ci_high": None, "unit": "", "rule": None, "reason": c["reason"]})
+    return out
+
+
+def write_scorecard_downloads(book_dir: Path, verdicts: list[dict]) -> tuple[Path, Path]:
+    """``_generated/downloads/scorecard.csv`` and ``scorecard.json`` (:func:`scorecard_records`)."""
+    import csv
+    import io
+    recs = scorecard_records(verdicts)
+    dl = book_dir / GENERATED / "downloads"
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(recs[0]))
+    w.writeheader()
+    w.writerows(recs)
+    return (atomic_write_text(dl / "scorecard.csv", buf.getvalue()),
+            atomic_write_text(dl / "scorecard.json", json.dumps(recs, indent=1) + "\n"))
 
 
 def _indent(text: str, n: int) -> str:
@@ -88,36 +147,40 @@ def _indent(text: str, n: int) -> str:
 
 
 def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) -> str:
-    """The scorecard: counts per paper × verdict, then exactly one row per claim (statement, verdict badge,
-    measured vs criterion, evidence pages)."""
+    """The scorecard: counts of headline verdicts, the claim × setting matrix, then one row per claim (statement,
+    headline badge, deciding measurement vs criterion, evidence per page and setting). Every badge comes from
+    :func:`rlvr_dynamics.book.claims.claim_verdicts`, as on the pages."""
     registered = list(registered)
     by_id = {e.id: e for e in registered}
     verdicts = per_claim(rows, registered)
     out = ["# Scorecard\n",
-           "One row per claim of the two papers, with **one verdict per claim**: the weakest verdict among the "
-           "pages that test it in the claim's scope (a FAIL anywhere in scope fails the claim; a by-construction "
-           "check is CONSISTENT, never PASS). Each claim links to its statement and pre-registered criterion in "
-           "the claims appendix, and to the pages with the evidence. Verdicts are those recorded at the "
-           "parameters each page was last executed with (see its provenance box). "
-           "**An honest FAIL is worth more than a tuned PASS.**\n",
+           "One row per claim of the two papers. Each piece of evidence names its **setting**: "
+           + "; ".join(f"*{s}*: {SETTING_LABELS[s]}" for s in SETTINGS)
+           + ". **The headline verdict** (fixed before the results it decides were recomputed): decisive rows "
+           "(PASS, PARTIAL, FAIL) decide, the weakest of them; INCONCLUSIVE decides only when no decisive row "
+           "exists; a claim the paper states as a possibility (\"can\") takes the strongest decisive row; context "
+           "rows never decide; rows that measure one phenomenon count once; a by-construction check is "
+           "CONSISTENT, never PASS. Verdicts are those recorded at the parameters each page was last executed "
+           "with (see its provenance box). **An honest FAIL is worth more than a tuned PASS.** "
+           f"Download the scorecard as {{download}}`CSV <{GENERATED}/downloads/scorecard.csv>` or "
+           f"{{download}}`JSON <{GENERATED}/downloads/scorecard.json>`.\n",
            *_counts_table(verdicts), "",
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 34 11 35 20", "",
-           "* - Claim", "  - Verdict", "  - Measured vs criterion", "  - Evidence"]
+           "## Claims × settings\n", *settings_matrix(verdicts), "",
+           "## Claim by claim\n",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 32 12 36 20", "",
+           "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Evidence"]
     for c in verdicts:
         cid = c["id"]
         ev = [r for r in c["evidence"] if r["notebook"] in by_id]
-        decider = next((r for r in ev if r["verdict"] == c["verdict"] and not r.get("context")), None)
-        measured = (f"measured {md_code(c['measured'])}"
-                    + (f" vs paper / closed form {md_code(decider.get('paper_value'))}"
-                       f" (tolerance {md_code(decider.get('tolerance'))})" if decider else ""))
-        cell3 = (f"{measured}<br>*Pass if:* {criterion_text(cid, c)} ({{ref}}`full criterion <{claim_label(cid)}>`)"
+        kind = " (a possibility claim: the strongest decisive row decides)" if c["kind"] == "existence" else ""
+        cell3 = (f"measured {measured_text(c['decider'])}<br>*Pass if:* {criterion_text(cid, c)}{kind} "
+                 f"({{ref}}`full criterion <{claim_label(cid)}>`)"
                  f"<br><span class=\"rlvr-reason\">*Why:* {md_escape(c['reason'])}</span>")
         pages = []
         for nb_id in dict.fromkeys(r["notebook"] for r in ev):
-            r = next(x for x in ev if x["notebook"] == nb_id)
-            pages.append(f"{{doc}}`{by_id[nb_id].title} <executed/{nb_id}>` {badge(r['verdict'])}"
-                         + (" (context)" if r.get("context") else ""))
+            pages.append(f"{{doc}}`{by_id[nb_id].title} <executed/{nb_id}>` "
+                         + " ".join(f"<small>{s}</small>&nbsp;{badge(v)}" for s, v in page_cells(c, nb_id)))
         out += [f"* - {claim_ref(cid)} · {statement_text(cid)}",
                 f"  - {badge(c['verdict'])}",
                 f"  - {_indent(cell3, 4)}",
@@ -170,7 +233,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                      headline: dict[str, str]) -> str:
     """The landing page's results (included by ``intro.md``): an abstract computed from the verdicts, the counts
     per paper and a grid of headline figures (``headline``: notebook id → figure path) with verdict badges."""
-    counts = Counter(c["verdict"] for c in verdicts)
+    counts = Counter(c["verdict"] for c in counted_once(verdicts))
 
     def ids(paper: str | None, verdict: str) -> list[str]:
         return [c["id"] for c in verdicts if c["verdict"] == verdict and (paper is None or c["paper"] == paper)]
@@ -180,6 +243,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
         return ", ".join(claim_ref(x) for x in found)
 
     n = len(verdicts)
+    n_counted = len(counted_once(verdicts))
     phrases = [("PASS", "**{k} reproduce{s}** as stated (PASS)"), ("PARTIAL", "{k} reproduce{s} in part (PARTIAL)"),
                ("FAIL", "**{k} {do} not reproduce** (FAIL)"),
                ("CONSISTENT", "{k} {are} consistency checks that hold by construction of the model used "
@@ -191,7 +255,9 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                         are="is" if counts[v] == 1 else "are") for v, p in phrases if counts.get(v)]
     summary = ("; ".join(clauses[:-1]) + " and " + clauses[-1]) if len(clauses) > 1 else "".join(clauses)
     abstract = (f"**In short.** This book tests all {n} claims of the two papers with code you can rerun, at CPU "
-                f"scale: closed forms, bandit simulations and small models trained with GRPO on CPUs. Of the {n}, "
+                f"scale: closed forms, bandit simulations and small models trained with GRPO on CPUs. Of the {n}"
+                + (f" ({n_counted} when claims measured by one experiment count once)" if n_counted < n else "")
+                + ", "
                 f"{summary}. Claims about GPU-scale models are tested on scaled-down stand-ins or marked N/A; each "
                 "page states its setting in its results box and methods.")
     per_paper = []
@@ -209,7 +275,8 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
         pages = [f"{{doc}}`{by_id[n].title} <executed/{n}>`" for n in
                  dict.fromkeys(r["notebook"] for r in c["evidence"] if r["verdict"] == "FAIL") if n in by_id]
         fail_lines.append(f"- {badge('FAIL')} {claim_ref(c['id'])} {statement_text(c['id'])} "
-                          f"(measured {md_code(c['measured'])}; see {', '.join(pages) or 'the scorecard'})")
+                          f"(*{c['decider']['setting']}*, measured {measured_text(c['decider'])}; see "
+                          f"{', '.join(pages) or 'the scorecard'})")
     out = ["## Results at a glance", "", abstract, "", *_counts_table(verdicts), "",
            "## Headline figures", "",
            "The first figure of one page per chapter, with the verdicts that page records; click a card to open "
