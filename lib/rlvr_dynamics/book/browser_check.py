@@ -4,7 +4,9 @@ For every HTML page, in a window :data:`VIEWPORT` wide: no request leaves 127.0.
 reported), no local request fails or returns ≥ 400, every image loads (``complete`` and ``naturalWidth > 0``),
 every math element is typeset by the locally served MathJax (one ``mjx-container`` per ``.math`` element, no
 ``mjx-merror``), the page does not scroll horizontally and no table is wider than its box, no text holds a
-``<matplotlib …>`` repr, and every figure has a numbered caption with text (every output image sits in a figure).
+``<matplotlib …>`` repr, no verdict badge overflows its table cell, no word breaks mid-word across lines, and every
+figure has a numbered caption with text (every output image sits in a figure). :data:`NARROW_PAGES` are checked
+again at :data:`NARROW_VIEWPORT` (420 px) for the layout rules.
 On a notebook page (``executed/``) a verdict badge sits above the first figure. On the explorer page, moving each
 slider changes the plot. Optionally saves a screenshot of one page (the README's picture of the book).
 
@@ -26,6 +28,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 VIEWPORT = {"width": 1400, "height": 900}
 """Window size of the check: the width at which nothing may scroll horizontally."""
+NARROW_VIEWPORT = {"width": 420, "height": 900}
+"""A phone-width window: :data:`NARROW_PAGES` are checked at this width too (layout checks only)."""
+NARROW_PAGES = ("scorecard.html", "intro.html")
+"""Pages whose layout must also hold at :data:`NARROW_VIEWPORT` (tables of badges)."""
 
 
 @dataclass
@@ -70,6 +76,32 @@ _LAYOUT_JS = """() => {
     });
     const badges = Array.from(document.querySelectorAll('.verdict-badge'));
     out.badges = badges.length;
+    badges.forEach((b, i) => {
+        const cell = b.closest('td, th');
+        if (!cell || b.offsetParent === null) return;
+        const r = b.getBoundingClientRect(), c = cell.getBoundingClientRect();
+        if (r.right > c.right + 1 || r.left < c.left - 1)
+            out.problems.push(`verdict badge ${i + 1} (${b.textContent}) overflows its table cell`);
+    });
+    const words = document.querySelector('.bd-article, article');
+    if (words) {
+        const rng = document.createRange();
+        const walker = document.createTreeWalker(words, NodeFilter.SHOW_TEXT);
+        let broken = 0, sample = '';
+        for (let n = walker.nextNode(); n && broken < 3; n = walker.nextNode()) {
+            const text = n.textContent;
+            if (!/[A-Za-z]{6,}/.test(text) || n.parentElement.closest('code, pre, .math, mjx-container')) continue;
+            // a word split across two lines: its first and last letters sit on different line boxes
+            for (const m of text.matchAll(/[A-Za-z]{6,}/g)) {
+                rng.setStart(n, m.index); rng.setEnd(n, m.index + 1);
+                const a = rng.getBoundingClientRect();
+                rng.setStart(n, m.index + m[0].length - 1); rng.setEnd(n, m.index + m[0].length);
+                const b = rng.getBoundingClientRect();
+                if (a.height && b.height && b.top > a.bottom - 2) { broken += 1; sample = m[0]; break; }
+            }
+        }
+        if (broken) out.problems.push(`words break mid-word (e.g. "${sample}")`);
+    }
     if (location.pathname.includes('/executed/')) {
         const firstFig = document.querySelector('article figure, .bd-article figure');
         if (!badges.length) out.problems.push('notebook page shows no verdict badge');
@@ -200,6 +232,18 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
                     page.set_viewport_size({"width": VIEWPORT["width"], "height": screenshot_height})
                     page.wait_for_timeout(300)
                     page.screenshot(path=str(screenshot), full_page=False)
+                page.close()
+                reports.append(report)
+            narrow = browser.new_context(viewport=NARROW_VIEWPORT)
+            for rel in [p for p in pages if p in NARROW_PAGES]:
+                report = PageReport(f"{rel} @ {NARROW_VIEWPORT['width']} px")
+                page = narrow.new_page()
+                page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+                page.goto(base + rel, wait_until="load", timeout=timeout_ms)
+                page.wait_for_load_state("networkidle", timeout=timeout_ms)
+                layout = page.evaluate(_LAYOUT_JS)
+                report.figures, report.badges = layout["figures"], layout["badges"]
+                report.problems += layout["problems"]
                 page.close()
                 reports.append(report)
             browser.close()

@@ -45,11 +45,20 @@ def chapters(entries: Iterable[NotebookEntry]) -> dict[str, list[tuple[str, list
 # Small Markdown helpers
 # ---------------------------------------------------------------------------------------------------------------
 
-def badge(verdict: str) -> str:
-    """Inline HTML verdict badge: ``<span class="verdict-badge verdict-pass" title="…">PASS</span>``."""
+SHORT_VERDICTS = {"PASS": "PASS", "PARTIAL": "PART", "FAIL": "FAIL", "CONSISTENT": "CONS", "INCONCLUSIVE": "INC",
+                  "N/A": "N/A", NOT_TESTED: "–"}
+"""Short badge words for dense tables (the claim × setting matrix); the full word is the badge's tooltip."""
+
+
+def badge(verdict: str, short: bool = False) -> str:
+    """Inline HTML verdict badge: ``<span class="verdict-badge verdict-pass" title="…">PASS</span>``; ``short``
+    writes :data:`SHORT_VERDICTS`' word (the tooltip names the verdict)."""
     cls = "verdict-" + slug(verdict)
-    return (f'<span class="verdict-badge {cls}" title="{VERDICT_HELP.get(verdict, "")}">'
-            f'{verdict}</span>')
+    title = VERDICT_HELP.get(verdict, "")
+    if short:
+        title = f"{verdict}: {title}"
+    return (f'<span class="verdict-badge {cls}" title="{title}">'
+            f'{SHORT_VERDICTS.get(verdict, verdict) if short else verdict}</span>')
 
 
 def md_escape(text: Any) -> str:

@@ -14,7 +14,7 @@ import yaml
 from .._io import atomic_write_bytes, atomic_write_text
 from ..paths import RUNS_DIR
 from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_once
-from .markup import (GENERATED, SETTING_LABELS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
+from .markup import (GENERATED, SETTING_LABELS, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
                      spec_label, statement_text)
 from .pages import figure_data_csv, page_figures, page_images
@@ -106,8 +106,10 @@ def settings_matrix(verdicts: list[dict]) -> list[str]:
     head = "| claim | " + " | ".join(SETTINGS) + " | headline |"
     out = [head, "|---|" + ":-:|" * (len(SETTINGS) + 1)]
     for c in verdicts:
-        cells = [badge(c["by_setting"][s]) if s in c["by_setting"] else "·" for s in SETTINGS]
-        out.append(f"| {claim_ref(c['id'])} | " + " | ".join(cells) + f" | {badge(c['verdict'])} |")
+        cells = [badge(c["by_setting"][s], short=True) if s in c["by_setting"] else "·" for s in SETTINGS]
+        out.append(f"| {claim_ref(c['id'])} | " + " | ".join(cells) + f" | {badge(c['verdict'], short=True)} |")
+    out += ["", "Short badges: " + ", ".join(f"{SHORT_VERDICTS[v]} = {v}" for v in VERDICT_ORDER
+                                               if SHORT_VERDICTS[v] != v) + "; · no evidence in that setting."]
     return out
 
 
