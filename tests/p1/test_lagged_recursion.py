@@ -90,3 +90,22 @@ def test_invalid_inputs():
         lagged.critical_eta_k(0.5, 3, lag_model="nope")
     with pytest.raises(ValueError, match="broadcast"):
         lagged.simulate(np.zeros(3), np.ones(2) * 1e-3, 1, 10)
+
+
+def test_threshold_truncation_error_closed_form_and_exact_recursion():
+    # closed form: mu 0.95, eta*K = 0.05/16 (K_ref^crit = 16): x = 0.8, (omega tau)^2 = 1.6/2.75
+    assert lagged.threshold_truncation_error(0.95, 0.05 / 16) == pytest.approx(1.6 / 2.75 / 6, rel=1e-12)
+    # mu = 0: x = 1/a, (omega tau)^2 = 2/(a + 1) -> 2 at small gain: error -> 1/3 (the exact ratio tends to pi/2)
+    assert lagged.threshold_truncation_error(0.0, 1e-6) == pytest.approx(1 / 3, rel=1e-5)
+    # vectorised, and small where the lag-mass term is small: it matches the exact discrete recursion's ratio - 1
+    mus, ds = np.array([0.99, 0.99, 0.995]), np.array([5, 10, 20])
+    err = lagged.threshold_truncation_error(mus, (1 - mus) / ds)
+    exact = np.array([lagged.critical_eta_k(m, int(d)) * d / (1 - m) - 1 for m, d in zip(mus, ds)])
+    assert err.shape == (3,)
+    np.testing.assert_allclose(err, exact, rtol=0.05)
+
+
+@pytest.mark.parametrize("kw", [dict(momentum=1.0, eta_k=0.1), dict(momentum=-0.1, eta_k=0.1), dict(momentum=0.5, eta_k=0.0)])
+def test_threshold_truncation_error_rejects_bad_input(kw):
+    with pytest.raises(ValueError, match="momentum|eta_k"):
+        lagged.threshold_truncation_error(**kw)

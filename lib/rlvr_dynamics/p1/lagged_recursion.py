@@ -19,7 +19,8 @@ from .._checks import as_finite_array, check_in_range, check_int, check_positive
 
 __all__ = [
     "characteristic_polynomial", "characteristic_roots", "dominant_root", "spectral_radius", "periodic_map",
-    "periodic_spectral_radius", "critical_eta_k", "first_unstable_delay", "first_complex_dominant_delay",
+    "periodic_spectral_radius", "critical_eta_k", "threshold_truncation_error", "first_unstable_delay",
+    "first_complex_dominant_delay",
     "stationary_variance", "ar2_stationary_variance", "simulate", "LAG_MODELS",
 ]
 
@@ -138,6 +139,29 @@ def _critical_eta_k_delay(mu: float, d: int) -> float:
         cands.append(2.0 * np.sin(w / 2.0) * abs(np.exp(1j * w) - mu))
         m += 1
     return float(min(cands))
+
+
+def threshold_truncation_error(momentum, eta_k):
+    """Leading truncation error of the linearised stability threshold K_ref^crit = (1−μ)/(ηK), from the delay
+    expansion alone (P1 spec §3.3 "the linearisation", §3.5 accuracy) [D]. Vectorised; needs neither the exact
+    recursion nor a measurement, so it can fix, before any run, the cells where the linearisation holds.
+
+    The oscillator expands the stale force as e(t−τ) ≈ e − τė + τ²ë/2. For the neutral mode e^{iωt} at the
+    threshold, the exact delayed force −ηK e(t−τ) brings the friction −ηK sin(ωτ)/ω, the expansion −ηKτ; their ratio is
+    sin(ωτ)/(ωτ) = 1 − (ωτ)²/6 + O((ωτ)⁴), so the linearised threshold is low by (ωτ)²/6 at leading order. With the
+    closed-form coefficients at the predicted threshold τ = K_ref^crit (where C_eff = 0) and the lag-mass term kept,
+    ω² = K_eff/M_eff = ηK / ((1+μ)/2 + ηKτ²/2), hence
+
+        (ωτ)² = 2x / (1 + μ + x),   x = (1−μ) K_ref^crit = (1−μ)²/(ηK),   error = (ωτ)²/6.
+
+    Small when the lag-mass term ηKτ²/2 is small next to the momentum mass (1+μ)/2, i.e. at momentum near 1 and short
+    lag; at μ = 0 it stays near 1/3 for every lag (the exact ratio there tends to π/2). Returns an array (or float).
+    """
+    mu = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+    a = check_positive("eta_k", eta_k)
+    x = (1.0 - mu) ** 2 / a
+    out = 2.0 * x / (1.0 + mu + x) / 6.0
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def first_unstable_delay(momentum: float, eta_k: float, max_delay: int = 2000, lag_model: str = "delay") -> int:
