@@ -109,3 +109,20 @@ def test_threshold_truncation_error_closed_form_and_exact_recursion():
 def test_threshold_truncation_error_rejects_bad_input(kw):
     with pytest.raises(ValueError, match="momentum|eta_k"):
         lagged.threshold_truncation_error(**kw)
+
+
+def test_discrete_mass_closed_form_and_identification():
+    mus = np.array([0.5, 0.9, 0.95])
+    m = lagged.discrete_mass(mus)
+    np.testing.assert_allclose(m, (1 - mus) / np.log(1 / mus), rtol=1e-12)
+    # (1+mu)/2 to second order in 1-mu: the residual is -(1-mu)^2/12 + O((1-mu)^3)
+    u = 1 - mus
+    np.testing.assert_allclose(m - (1 + mus) / 2, -u**2 / 12, atol=0.3 * u.max() ** 3)
+    assert lagged.discrete_mass(0.0) == 0.0 and lagged.discrete_mass(0.9) == pytest.approx(0.94912, abs=1e-5)
+    # it is what the oscillator identification returns for the exact recursion at small gain (one-step delay)
+    for mu in (0.5, 0.9):
+        e = lagged.simulate(mu, 1e-4, 1, 3000).ravel()
+        fit = osc.fit_modes(e[1:], 1e-4)
+        assert fit.mass == pytest.approx(lagged.discrete_mass(mu), rel=2e-3)
+    with pytest.raises(ValueError, match="momentum"):
+        lagged.discrete_mass(1.0)

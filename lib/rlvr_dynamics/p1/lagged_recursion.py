@@ -19,7 +19,7 @@ from .._checks import as_finite_array, check_in_range, check_int, check_positive
 
 __all__ = [
     "characteristic_polynomial", "characteristic_roots", "dominant_root", "spectral_radius", "periodic_map",
-    "periodic_spectral_radius", "critical_eta_k", "threshold_truncation_error", "first_unstable_delay",
+    "periodic_spectral_radius", "critical_eta_k", "threshold_truncation_error", "discrete_mass", "first_unstable_delay",
     "first_complex_dominant_delay",
     "stationary_variance", "ar2_stationary_variance", "simulate", "LAG_MODELS",
 ]
@@ -161,6 +161,25 @@ def threshold_truncation_error(momentum, eta_k):
     a = check_positive("eta_k", eta_k)
     x = (1.0 - mu) ** 2 / a
     out = 2.0 * x / (1.0 + mu + x) / 6.0
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def discrete_mass(momentum):
+    """Inertia M that the exact heavy-ball recursion shows when read as an oscillator, in the small-gain limit
+    (P1 spec §3.3 mass (1+μ)/2, §3.5 exact recursion) [D]. Vectorised.
+
+    At small a = ηK the recursion's two roots are z_slow ≈ 1 − a/(1−μ) and z_fast ≈ μ (the velocity memory decays as
+    μ^k). An oscillator sampled once per step with decay rates s_i = −ln z_i has K_eff/M = s_slow·s_fast, so with
+    K_eff = a:
+
+        M_discrete = (1 − μ) / ln(1/μ) = (1+μ)/2 − (1−μ)²/12 + O((1−μ)³),
+
+    the closed form (1+μ)/2 to second order in (1−μ). It is 0.721 at μ = 0.5 (closed form 0.75), 0.949 at μ = 0.9
+    (0.95), and tends to 0 at μ = 0, where the update keeps no velocity and there is no inertial mode to identify.
+    """
+    mu = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
+    with np.errstate(divide="ignore"):
+        out = np.where(mu > 0.0, (1.0 - mu) / -np.log(np.where(mu > 0.0, mu, 0.5)), 0.0)
     return float(out) if np.ndim(out) == 0 else out
 
 
