@@ -4,7 +4,8 @@ For every HTML page, in a window :data:`VIEWPORT` wide: no request leaves 127.0.
 reported), no local request fails or returns ≥ 400, every image loads (``complete`` and ``naturalWidth > 0``),
 every math element is typeset by the locally served MathJax (one ``mjx-container`` per ``.math`` element, no
 ``mjx-merror``), the page does not scroll horizontally and no table is wider than its box, no text holds a
-``<matplotlib …>`` repr, no verdict badge overflows its table cell, no word breaks mid-word across lines, and every
+``<matplotlib …>`` repr, no verdict badge overflows its table cell, no word breaks mid-word across lines, the reader text (not code or
+output) holds no tracker language (``issue 9``) and no notebook parameter names (``c3_momentum``), and every
 figure has a numbered caption with text (every output image sits in a figure). :data:`NARROW_PAGES` are checked
 again at :data:`NARROW_VIEWPORT` (420 px) for the layout rules.
 On a notebook page (``executed/``) a verdict badge sits above the first figure. On the explorer page, moving each
@@ -63,6 +64,18 @@ _LAYOUT_JS = """() => {
     });
     if (document.body.textContent.includes('<matplotlib'))
         out.problems.push('page shows a <matplotlib …> repr');
+    const article = document.querySelector('.bd-article, article');
+    if (article) {
+        // reader text only: code, printed output and the folded provenance box may name parameters
+        const copy = article.cloneNode(true);
+        copy.querySelectorAll('pre, code, .cell_input, .cell_output, .output, .admonition.note, script, style')
+            .forEach(e => e.remove());
+        const text = copy.textContent;
+        const tracker = text.match(/\\b(issue|issues) #?\d+/i);
+        if (tracker) out.problems.push(`tracker language in reader text: "${tracker[0]}"`);
+        const param = text.match(/\\bc\\d+_[a-z]\w*/);
+        if (param) out.problems.push(`parameter name in reader text: "${param[0]}"`);
+    }
     const figures = Array.from(document.querySelectorAll('figure'));
     out.figures = figures.length;
     figures.forEach((f, i) => {

@@ -83,7 +83,7 @@ def _counts_table(verdicts: list[dict]) -> list[str]:
     same verdict) count once (headline rule (4))."""
     counted = counted_once(verdicts)
     present = [v for v in VERDICT_ORDER if any(c["verdict"] == v for c in counted)]
-    head = "| paper | claims | " + " | ".join(badge(v) for v in present) + " |"
+    head = "| paper | claims | " + " | ".join(badge(v, short=True) for v in present) + " |"
     out = [head, "|---|---:|" + "---:|" * len(present)]
     for paper in PAPERS:
         mine = [c for c in counted if c["paper"] == paper]
@@ -170,7 +170,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 32 12 36 20", "",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 30 16 34 20", "",
            "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Evidence"]
     for c in verdicts:
         cid = c["id"]
