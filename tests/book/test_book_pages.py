@@ -196,3 +196,10 @@ def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatc
     again = nbformat.read(out / "demo_page.ipynb", as_version=4)
     assert [c.source for c in again.cells] == [c.source for c in nbformat.reads(first, as_version=4).cells]
     assert sum("Results on this page" in c.source for c in again.cells) == 1
+
+
+@pytest.mark.parametrize("text, want", [
+    ("was seen (issue 9).", "was seen."), ("2026-12-01 (issue 21), after the v2", "2026-12-01, after the v2"),
+    ("a (Issue 9). PASS rule", "a. PASS rule"), ("no reference here", "no reference here"), (None, "")])
+def test_reader_text_drops_tracker_references(text, want):
+    assert markup.reader_text(text) == want

@@ -71,6 +71,17 @@ def md_escape(text: Any) -> str:
     return out.replace("\n", " ")
 
 
+_TRACKER = re.compile(r"\s*\((?:see )?issues? #?\d+\)", re.I)
+
+
+def reader_text(text: Any) -> str:
+    """Text written for developers (claims.yml's ``changed_after_result``, reasons) without its tracker references:
+    ``"... was seen (issue 9)."`` → ``"... was seen."``; ``"2026-12-01 (issue 21), after"`` → ``"2026-12-01, after"``."""
+    if text is None:
+        return ""
+    return re.sub(r"\s+([,.;])", r"\1", _TRACKER.sub(" ", str(text))).strip()
+
+
 def md_code(value: Any) -> str:
     """A value as inline code (``–`` for None)."""
     if value is None:

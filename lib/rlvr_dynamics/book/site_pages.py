@@ -14,7 +14,7 @@ import yaml
 from .._io import atomic_write_bytes, atomic_write_text
 from ..paths import RUNS_DIR
 from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_once
-from .markup import (GENERATED, SETTING_LABELS, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
+from .markup import (GENERATED, SETTING_LABELS, reader_text, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
                      spec_label, statement_text)
 from .pages import figure_data_csv, page_figures, page_images
@@ -214,7 +214,7 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         if c.get("scope") or info.get("scope"):
             out += [f"*Scope:* {md_escape(c.get('scope') or info.get('scope'))}", ""]
         if c.get("changed_after_result"):
-            out += [f"*Criterion changed after a result was seen:* {md_escape(c['changed_after_result'])}", ""]
+            out += [f"*Criterion changed after a result was seen:* {md_escape(reader_text(c['changed_after_result']))}", ""]
         out += [f"*Scale:* {info.get('scale', '–')}", ""]
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]
