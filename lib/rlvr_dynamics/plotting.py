@@ -13,7 +13,9 @@ on screen. Use :func:`figsize` for the size of a figure with 1 or 2 panels per r
 
 In a notebook, ``use_style()`` also attaches to every displayed figure a small JSON audit
 (:data:`AUDIT_MIME`: size in inches, dpi, each axes' labels and the smallest font): the book's tests read it from
-the stored notebooks to check that every figure fits the column and every axis is labelled (:func:`figure_audit`).
+the stored notebooks to check that every figure fits the column and every axis is labelled, that no legend sits
+on data or lists an entry that draws nothing, and that the figure carries an authored caption (:func:`caption`,
+:func:`figure_audit`).
 """
 from __future__ import annotations
 
@@ -148,8 +150,88 @@ def figure_audit(fig: Any) -> dict[str, Any]:
             sizes.append(float(t.get_fontsize()))
     suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
     series = figure_series(fig)
+    legends = [_legend_audit(ax) for ax in fig.get_axes() if ax.get_visible() and ax.get_legend() is not None
+               and ax.get_legend().get_visible()]
     return {"width_in": round(width, 3), "height_in": round(height, 3), "dpi": float(fig.dpi), "suptitle": suptitle,
-            "min_font_pt": min(sizes) if sizes else None, "axes": axes, "series": series}
+            "min_font_pt": min(sizes) if sizes else None, "axes": axes, "series": series, "legends": legends,
+            "caption": getattr(fig, CAPTION_ATTR, None)}
+
+
+CAPTION_ATTR = "_rlvr_caption"
+"""Attribute of a matplotlib figure that holds its authored caption (set by :func:`caption`)."""
+
+
+def caption(fig: Any, text: str) -> Any:
+    """Attach the authored caption of ``fig`` ("What it shows. What to notice."): the book prints it under the
+    figure as "Figure <page>.<n>. <text>". Returns ``fig``. Raises ``ValueError`` for an empty caption."""
+    text = " ".join(str(text).split())
+    if len(text) < 20:
+        raise ValueError(f"caption must say what the figure shows and what to notice (>= 20 characters), got {text!r}")
+    setattr(fig, CAPTION_ATTR, text)
+    return fig
+
+
+def _artist_points(artist: Any) -> Any:
+    """Display coordinates of the data of a line (its vertices plus 8 points per segment) or scatter."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+
+    if isinstance(artist, Line2D):
+        xy = np.column_stack([np.asarray(v, dtype=float).ravel() for v in artist.get_data(orig=False)])
+        if len(xy) > 1 and artist.get_linestyle() not in ("None", "", " "):
+            t = np.linspace(0, 1, 9)[:-1, None, None]
+            xy = np.concatenate([(xy[:-1] + t * (xy[1:] - xy[:-1])).reshape(-1, 2), xy[-1:]])
+    elif isinstance(artist, PathCollection):
+        xy = np.asarray(artist.get_offsets(), dtype=float).reshape(-1, 2)
+    else:
+        return np.empty((0, 2))
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    return artist.get_transform().transform(xy) if len(xy) else xy
+
+
+def _has_data(artist: Any) -> bool:
+    """Whether a legend handle's artist draws anything (points of a line or scatter, area of a patch or fill)."""
+    import numpy as np
+    from matplotlib.collections import Collection, PathCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if isinstance(artist, (Line2D, PathCollection)):
+        return len(_artist_points(artist)) > 0
+    if isinstance(artist, Collection):
+        return any(len(p.vertices) and np.isfinite(p.vertices).all() and np.ptp(p.vertices[:, 0]) * np.ptp(
+            p.vertices[:, 1]) > 0 for p in artist.get_paths())
+    if isinstance(artist, Patch):
+        ext = artist.get_path().get_extents()
+        return ext.width > 0 and ext.height > 0
+    return True
+
+
+def _legend_audit(ax: Any) -> dict[str, Any]:
+    """One legend: how many of its axes' data points it covers (display coordinates, after drawing) and which
+    entries draw nothing."""
+    import numpy as np
+
+    legend = ax.get_legend()
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    box = legend.get_window_extent(renderer)
+    inside_axes = ax.get_window_extent(renderer).contains((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2)
+    covered = total = 0
+    for artist in [*ax.lines, *ax.collections]:
+        if not artist.get_visible():
+            continue
+        pts = _artist_points(artist)
+        total += len(pts)
+        if len(pts):
+            covered += int(np.sum((pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0)
+                                  & (pts[:, 1] <= box.y1)))
+    shown = {t.get_text() for t in legend.get_texts()}
+    handles, labels = ax.get_legend_handles_labels()
+    empty = [lab for h, lab in zip(handles, labels) if lab in shown and not _has_data(h)]
+    return {"axes_title": ax.get_title(), "inside_axes": bool(inside_axes), "points_covered": covered,
+            "points_total": total, "empty_entries": empty}
 
 
 def figure_series(fig: Any, max_points: int = MAX_DATA_POINTS) -> list[dict[str, Any]]:

@@ -30,9 +30,29 @@ def png_size(data: str | list[str]) -> tuple[int, int]:
     return struct.unpack(">II", raw[16:24])
 
 
-def figure_problems(audit: dict) -> list[str]:
-    """Problems with one figure's audit: fonts, unlabelled axes, more than two panels per row."""
+LEGEND_COVER_MAX = 0.01
+"""A legend inside its axes may cover at most this fraction of the axes' data points (and never more than 2)."""
+
+
+def legend_problems(audit: dict) -> list[str]:
+    """A legend that sits on data (covers more than :data:`LEGEND_COVER_MAX` of its axes' points, and > 2 of them)
+    or lists an entry that draws nothing (an empty scatter, a zero-area swatch)."""
     out = []
+    for leg in audit.get("legends", []):
+        where = f"legend of '{leg.get('axes_title') or 'untitled'}'"
+        covered, total = leg["points_covered"], max(leg["points_total"], 1)
+        if leg["inside_axes"] and covered > max(2, LEGEND_COVER_MAX * total):
+            out.append(f"{where} sits on data ({covered} of {total} plotted points under it): move it outside "
+                       f"the axes or to an empty corner")
+        if leg["empty_entries"]:
+            out.append(f"{where} lists entries that draw nothing: {leg['empty_entries']}")
+    return out
+
+
+def figure_problems(audit: dict) -> list[str]:
+    """Problems with one figure's audit: fonts, unlabelled axes, more than two panels per row, legends on data or
+    with empty entries."""
+    out = legend_problems(audit)
     if audit.get("min_font_pt") is not None and audit["min_font_pt"] < plotting.MIN_FONT_PT - 1e-9:
         out.append(f"text at {audit['min_font_pt']} pt < {plotting.MIN_FONT_PT} pt")
     panels = []
@@ -108,6 +128,47 @@ def test_the_audit_flags_unlabelled_axes_small_text_and_three_panels_per_row():
         ax.set_xlabel("step")
     fig.canvas.draw()
     assert figure_problems(plotting.figure_audit(fig)) == []  # hidden shared tick labels need no label
+    plt.close(fig)
+
+
+def test_the_audit_flags_a_legend_on_data_and_empty_legend_entries():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    plotting.use_style()
+    fig, ax = plt.subplots(figsize=plotting.figsize(1))
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="rises")
+    ax.scatter([], [], label="no points")
+    ax.fill_between([0, 1], [0.5, 0.5], [0.5, 0.5], label="zero area")
+    ax.set_xlabel("x"); ax.set_ylabel("y")  # noqa: E702
+    ax.legend(loc="center")
+    fig.canvas.draw()
+    problems = legend_problems(plotting.figure_audit(fig))
+    assert any("sits on data" in p for p in problems)
+    assert any("'no points'" in p and "'zero area'" in p for p in problems)
+    ax.get_legend().remove()
+    ax.plot([], [], label="_hidden")
+    ax.legend(handles=ax.lines[:1], loc="upper left", bbox_to_anchor=(1.02, 1))
+    fig.canvas.draw()
+    assert legend_problems(plotting.figure_audit(fig)) == []
+    plt.close(fig)
+
+
+def test_caption_is_authored_and_checked():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    with pytest.raises(ValueError, match="caption must say"):
+        plotting.caption(fig, "Tiny-m4.")
+    plotting.caption(fig, "Reward per step.  The dashed fit hides under the curve.")
+    assert plotting.figure_audit(fig)["caption"] == "Reward per step. The dashed fit hides under the curve."
     plt.close(fig)
 
 
