@@ -122,6 +122,9 @@ def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
         if explicit:
             captions.append(str(explicit))
             continue
+        if isinstance(audit, dict) and audit.get("caption"):  # authored with plotting.caption(fig, ...)
+            captions.append(str(audit["caption"]))
+            continue
         text = nb.cells[md].source.strip() if md is not None and md != title_idx else ""
         m = re.match(r"#{2,4}\s+(.+?)\s*(?:\n|$)(.*)", text, re.S)
         titles = []
