@@ -1,22 +1,85 @@
-"""P1-C5, P1-C8, P1-C9 and P1-C12 on committed GRPO runs: the per-run fit table and the verdict rules.
+"""P1-C5, P1-C8, P1-C9, P1-C12, P1-C14 and P1-C15 on committed GRPO runs: the per-run fit table and the verdict rules.
 
 Shared by the notebooks ``grpo_p1_dynamics`` (the tiny sharpening testbed) and ``grpo_smollm`` (SmolLM2-135M), so
 that one rule, as fixed in ``book/claims.yml``, judges every family of runs. Each ``*_verdict`` function takes the
-rows of :func:`run_row` and the claim's ``criterion.values`` and returns ``(verdict, reason, in-scope rows)``.
+rows of :func:`run_row` and the claim's ``criterion.values`` and returns a :class:`Check`: the verdict, the reason,
+the in-scope rows and the **deciding statistic** (``measured``, its unit, its CI where a CI decides, and the name of
+the machine-readable rule in ``criterion.values.rules`` it is compared with). ``Check.claim_kwargs`` turns it into
+the keyword arguments of :class:`rlvr_dynamics.book.claims.Claim`.
 
 * P1-C8 (spec §3.5, Prop. 14): ΔBIC(three-phase − single exponential) < ``dbic`` and a slow start
-  R'(0)/max R' ≤ ``slope_frac`` on every run whose noise ceiling 1 − σ²/Var(r) reaches ``min_ceiling``.
-* P1-C9: three-phase R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin``.
-* P1-C12 (§3.6): no in-scope run prefers the underdamped law by ΔBIC < ``dbic`` *and* overshoots its plateau by more
-  than ``overshoot_se`` standard errors of the smoothed reward; in scope when 3 SE ≤ ``min_rise_frac`` × rise.
+  R'(0)/max R' ≤ ``slope_frac`` on every run whose noise ceiling 1 − σ²/Var(r) reaches ``min_ceiling``; decided on
+  the worst run (largest ΔBIC, largest R'(0)/max R'). Runs whose optimizer's first step is already full size
+  (bias-corrected Adam without warm-up: :func:`first_step_full_size`) cannot show the slow start: INCONCLUSIVE.
+* P1-C9: three-phase R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin`` (worst run);
+  PARTIAL on half of them, or R²/R²_max ≥ ``r2_min`` on every run.
+* P1-C12 (§3.6): PASS when on every in-scope run the underdamped law does not win (ΔBIC(oscillatory − overdamped)
+  > ``dbic``) *and* the smoothed reward never overshoots its plateau by more than ``overshoot_se`` standard errors;
+  in scope when 3 SE ≤ ``min_rise_frac`` × rise. claims.yml defines no PARTIAL: a run that breaks either part fails
+  the PASS rule, and the verdict is FAIL (the reason says whether any run also shows the full oscillation signature
+  of the FAIL clause, ΔBIC < ``dbic`` with ζ < 1 and an overshoot).
+* P1-C15 (§3.8): the G=4 − G=16 unbiased within-group variance in bins of matched reward, by the rule as first
+  registered (:func:`c15_verdict`).
+* P1-C14 (§5): transfer gains G-invariant (equivalence per family) and falling from near to far families, on the
+  families with headroom (:func:`c14_verdict`).
 * P1-C5 (§3.8): the equivalence statistic Δ = mean over models of (plateau G=4 − plateau G=16) / mean rise, with a
-  t-interval from the seed spread pooled over the model × G cells; PASS when |Δ| + half-width ≤ ``margin``.
+  t-interval from the seed spread pooled over the model × G cells; PASS when the CI lies inside ±``margin``.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
+
+
+@dataclass
+class Check:
+    """A verdict with its deciding statistic (see the module docstring)."""
+
+    verdict: str
+    reason: str
+    in_scope: list = field(default_factory=list, repr=False)
+    measured: float | None = None
+    """The deciding statistic: the binding part of the PASS rule (the worst run), or the number that made the test
+    inconclusive."""
+    unit: str = ""
+    rule: str | None = None
+    """Name of the rule in ``book/claims.yml`` (``criterion.values.rules``) that ``measured`` is compared with."""
+    ci: tuple[float, float] | None = None
+
+    def __iter__(self):
+        """``verdict, reason, in_scope = check`` (the tuple the functions returned before the deciding statistic)."""
+        return iter((self.verdict, self.reason, self.in_scope))
+
+    def claim_kwargs(self, claim_id: str) -> dict:
+        """``measured, verdict, reason, unit, ci, rule`` for :class:`rlvr_dynamics.book.claims.Claim`; the rule is
+        read from ``book/claims.yml`` (never retyped)."""
+        from . import claims
+
+        return dict(measured=self.measured, verdict=self.verdict, reason=self.reason, unit=self.unit, ci=self.ci,
+                    rule=claims.rule(claim_id, self.rule) if self.rule else None)
+
+
+def first_step_full_size(optimizer: str, lr_scheduler: str = "constant") -> bool:
+    """True when the optimizer's first update is already full size: bias-corrected Adam (m̂₁ = g₁, v̂₁ = g₁², so the
+    first step is η·g₁/|g₁| per coordinate) without a warm-up. Heavy-ball SGD from rest (momentum buffer = g₁) takes
+    η·g₁ first and grows towards η·g/(1−μ): it starts at rest, as P1's oscillator does (spec §3.5, the slow start is
+    inertia). The project's runner sets ``warmup_steps=0``, so only a warm-up schedule would change Adam's answer."""
+    return optimizer.lower().startswith("adam") and "warmup" not in lr_scheduler
+
+
+def binding(parts: list[tuple[str, float, float, str, str]]) -> tuple[str, float, str]:
+    """The binding part of a composite PASS rule: ``parts`` = ``[(rule name, measured, bound, op, unit)]`` with op one
+    of ``<``, ``<=``, ``>``, ``>=``. Returns ``(name, measured, unit)`` of the part with the smallest signed relative
+    margin to its bound (positive on the PASS side, negative when violated): for a PASS the part closest to its bound,
+    otherwise the one that misses it by the most (as :func:`rlvr_dynamics.book.grpo_p1_slow_start.relative_margin`)."""
+    def margin(m: float, b: float, op: str) -> float:
+        sign = 1.0 if op in ("<", "<=") else -1.0
+        return sign * (b - m) / max(abs(b), 1e-12)
+
+    name, m, _, _, unit = min(parts, key=lambda p: margin(p[1], p[2], p[3]))
+    return name, m, unit
 
 
 def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_rise_frac: float) -> dict:
@@ -50,6 +113,8 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
                 slow_start=float(slope[0] / slope.max()) if slope.max() > 0 else math.nan,
                 d_bic_osc=oscl.bic - over.bic, osc_regime=oscl.regime, overshoot_se=overshoot,
                 detectable=3 * se_smooth <= min_rise_frac * abs(rise),
+                detect_frac=3 * se_smooth / abs(rise) if rise else math.inf,
+                optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler),
                 rise=rise, early=float(np.mean(y[:early_steps])), late=float(np.mean(y[-late_steps:])),
                 **osc, fit=fit, t=t, y=y, ys=ys)
 
@@ -68,56 +133,232 @@ def names(rows: list[dict]) -> str:
     return ", ".join(f"{w['model']} G={w['G']} s{w['seed']}" for w in rows) or "none"
 
 
-def c8_verdict(rows: list[dict], v8: dict) -> tuple[str, str, list[dict]]:
-    """P1-C8: every in-scope curve needs ΔBIC < ``dbic`` and a slow start; PARTIAL: ΔAIC < ``daic`` on ≥ half."""
-    in_scope = [w for w in rows if w["ceiling"] >= v8["min_ceiling"] and len(w["t"]) >= 10]
-    if not in_scope:
+def c8_verdict(rows: list[dict], v8: dict) -> Check:
+    """P1-C8: every in-scope curve needs ΔBIC < ``dbic`` and a slow start R'(0)/max R' ≤ ``slope_frac``; decided
+    on the worst curve (rules ``dbic_worst``, ``slow_start_worst``); PARTIAL: ΔAIC < ``daic`` on ≥ half of them
+    (``partial_daic``), else FAIL. INCONCLUSIVE when no curve's noise ceiling reaches ``min_ceiling`` or every
+    curve's optimizer takes a full-size first step (:func:`first_step_full_size`: the slow start cannot appear)."""
+    fits = [w for w in rows if w["ceiling"] >= v8["min_ceiling"] and len(w["t"]) >= 10]
+    if not fits:
         top = max((w["ceiling"] for w in rows), default=math.nan)
-        return "INCONCLUSIVE", (f"no run has a noise ceiling >= {v8['min_ceiling']} (max {top:.2f}): no fit could "
-                                "separate the laws"), in_scope
-    strong = [w["d_bic"] < v8["dbic"] and w["slow_start"] <= v8["slope_frac"] for w in in_scope]
-    half = np.mean([w["d_aic"] < v8["daic"] for w in in_scope])
-    verdict = "PASS" if all(strong) else "PARTIAL" if half >= 0.5 else "FAIL"
-    reason = "; ".join(f"{w['model']} G={w['G']}: dBIC {w['d_bic']:.1f}, R'(0)/max R' {w['slow_start']:.2f}, ceiling "
-                       f"{w['ceiling']:.2f}" for w in in_scope)
-    return verdict, reason + f"; {len(rows) - len(in_scope)} runs below the ceiling are inconclusive", in_scope
+        opts = ", ".join(sorted({w.get("optimizer", "?") for w in rows}))
+        adam = (f"; every run also takes a full-size first step ({opts}, bias-corrected, no warm-up)"
+                if rows and all(w.get("first_step_full", False) for w in rows) else "")
+        return Check("INCONCLUSIVE", f"no run has a noise ceiling >= {v8['min_ceiling']} (max {top:.3f}): no fit "
+                     f"could separate the laws{adam}", [], top, "largest noise ceiling 1 - sigma^2/Var(r)")
+    per_run = "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: R'(0)/max R' {w['slow_start']:.2f}, dBIC "
+                        f"{w['d_bic']:+.1f}" for w in fits)
+    full = [w for w in fits if w.get("first_step_full", False)]
+    in_scope = [w for w in fits if not w.get("first_step_full", False)]
+    below = len(rows) - len(fits)
+    if not in_scope:
+        worst = max(w["slow_start"] for w in full)
+        n_one = sum(w["slow_start"] >= 0.995 for w in full)
+        return Check("INCONCLUSIVE", (
+            f"every one of {len(full)} runs above the noise ceiling {v8['min_ceiling']} takes a full-size first "
+            f"step ({', '.join(sorted({w.get('optimizer', '?') for w in full}))}, bias-corrected, no warm-up): the "
+            f"slow start cannot appear; R'(0)/max R' = 1.00 on {n_one} of {len(full)} runs (largest {worst:.2f}, bound "
+            f"{v8['slope_frac']:g}), dBIC up to {max(w['d_bic'] for w in full):+.1f}; {per_run}"
+            + (f"; {below} runs below the ceiling" if below else "")),
+            [], worst, "largest R'(0)/max R' (runs whose first step is full size)", "slow_start_worst")
+    worst_bic = max(w["d_bic"] for w in in_scope)
+    worst_slow = max(w["slow_start"] for w in in_scope)
+    name, measured, unit = binding([
+        ("dbic_worst", worst_bic, v8["dbic"], "<", "largest dBIC (three-phase - single exp.) over in-scope runs"),
+        ("slow_start_worst", worst_slow, v8["slope_frac"], "<=", "largest R'(0)/max R' over in-scope runs")])
+    half = float(np.mean([w["d_aic"] < v8["daic"] for w in in_scope]))
+    passed = worst_bic < v8["dbic"] and worst_slow <= v8["slope_frac"]
+    verdict = "PASS" if passed else "PARTIAL" if half >= 0.5 else "FAIL"
+    reason = (f"worst of {len(in_scope)} runs: dBIC {worst_bic:+.1f} (needs < {v8['dbic']:g}), R'(0)/max R' "
+              f"{worst_slow:.2f} (needs <= {v8['slope_frac']:g}); dAIC < {v8['daic']:g} on {half:.0%}; "
+              + "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: dBIC {w['d_bic']:+.1f}, R'(0)/max R' "
+                          f"{w['slow_start']:.2f}, ceiling {w['ceiling']:.2f}" for w in in_scope)
+              + (f"; not judged (first step full size): {names(full)}" if full else "")
+              + (f"; {below} runs below the ceiling are inconclusive" if below else ""))
+    return Check(verdict, reason, in_scope, measured, unit, name)
 
 
-def c9_verdict(rows: list[dict], v9: dict) -> tuple[str, str, list[dict]]:
-    """P1-C9: R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin``."""
+def c9_verdict(rows: list[dict], v9: dict) -> Check:
+    """P1-C9: R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin`` (rule ``r2_worst``);
+    PARTIAL: on at least half of them (``partial_half``) or R²/R²_max ≥ ``r2_min`` on every run
+    (``partial_ratio``); INCONCLUSIVE when no run's ceiling reaches the floor."""
     floor = v9["r2_min"] + v9["ceiling_margin"]
     in_scope = [w for w in rows if w["ceiling"] >= floor]
     if not in_scope:
         top = max((w["ceiling"] for w in rows), default=math.nan)
         median = float(np.median([w["r2_tp"] for w in rows])) if rows else math.nan
-        return "INCONCLUSIVE", (f"noise ceiling 1 - sigma^2/Var(r) below {floor:.2f} on all {len(rows)} runs (max "
-                                f"{top:.3f}, median R^2 {median:.3f}): no law could reach the paper's R^2"), in_scope
-    ok = [w["r2_tp"] >= v9["r2_min"] for w in in_scope]
-    verdict = "PASS" if all(ok) else "PARTIAL" if np.mean(ok) >= 0.5 else "FAIL"
-    return verdict, "; ".join(f"{w['model']} G={w['G']}: R^2 {w['r2_tp']:.3f} (ceiling {w['ceiling']:.3f})"
-                              for w in in_scope), in_scope
+        return Check("INCONCLUSIVE", (f"noise ceiling 1 - sigma^2/Var(r) below {floor:.2f} on all {len(rows)} runs "
+                                      f"(max {top:.3f}, median R^2 {median:.3f}): no law could reach the paper's R^2"),
+                     [], top, "largest noise ceiling 1 - sigma^2/Var(r)")
+    worst = min(w["r2_tp"] for w in in_scope)
+    frac = float(np.mean([w["r2_tp"] >= v9["r2_min"] for w in in_scope]))
+    ratio = min(w["r2_tp"] / w["ceiling"] for w in rows)
+    verdict = ("PASS" if worst >= v9["r2_min"] else
+               "PARTIAL" if frac >= 0.5 or ratio >= v9["r2_min"] else "FAIL")
+    out = [w for w in rows if w["ceiling"] < floor]
+    reason = (f"smallest R^2 {worst:.3f} over {len(in_scope)} runs with ceiling >= {floor:.2f} (needs >= "
+              f"{v9['r2_min']}); R^2 >= {v9['r2_min']} on {frac:.0%}; smallest R^2/ceiling {ratio:.3f}; "
+              + "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: R^2 {w['r2_tp']:.3f} (ceiling {w['ceiling']:.3f})"
+                          for w in in_scope)
+              + (f"; below the ceiling floor (listed, not judged): " + "; ".join(
+                  f"{w['model']} G={w['G']} s{w['seed']}: R^2 {w['r2_tp']:.3f} (ceiling {w['ceiling']:.3f})"
+                  for w in out) if out else ""))
+    return Check(verdict, reason, in_scope, worst, f"smallest three-phase R^2 (runs with ceiling >= {floor:.2f})",
+                 "r2_worst")
 
 
-def c12_verdict(rows: list[dict], v12: dict) -> tuple[str, str, list[dict]]:
-    """P1-C12 on the curve's shape (not the fitted ζ, which is ≥ 1 by construction of the overdamped family)."""
+def c12_verdict(rows: list[dict], v12: dict) -> Check:
+    """P1-C12 on the curve's shape (not the fitted ζ, which is ≥ 1 by construction of the overdamped family).
+
+    PASS when every in-scope run has ΔBIC(oscillatory − overdamped) > ``dbic`` (rule ``dbic_osc_worst``, on the
+    smallest) and an overshoot ≤ ``overshoot_se`` SE (``overshoot_worst``, on the largest); otherwise FAIL (claims.yml
+    defines no PARTIAL). INCONCLUSIVE when on every run 3 SE exceed ``min_rise_frac`` of the rise."""
     in_scope = [w for w in rows if w["detectable"]]
     if not in_scope:
-        return "INCONCLUSIVE", (f"on every run 3 SE of the smoothed reward exceeds {v12['min_rise_frac']:.0%} of the "
-                                "rise: an oscillation could not have been seen"), in_scope
+        smallest = min((w["detect_frac"] for w in rows), default=math.nan)
+        return Check("INCONCLUSIVE", (f"on every run 3 SE of the smoothed reward exceed {v12['min_rise_frac']:.0%} "
+                                      f"of the rise (smallest: {smallest:.2f} of the rise): an oscillation could not "
+                                      "have been seen"),
+                     [], smallest, "smallest detectable overshoot (3 SE) / rise over the runs")
+    worst_bic = min(w["d_bic_osc"] for w in in_scope)
+    worst_over = max(w["overshoot_se"] for w in in_scope)
+    name, measured, unit = binding([
+        ("overshoot_worst", worst_over, v12["overshoot_se"], "<=",
+         "largest overshoot of the smoothed reward above the overdamped plateau (SE) over in-scope runs"),
+        ("dbic_osc_worst", worst_bic, v12["dbic"], ">", "smallest dBIC (oscillatory - overdamped) over in-scope runs")])
+    over = [w for w in in_scope if w["overshoot_se"] > v12["overshoot_se"]]
+    wins = [w for w in in_scope if w["d_bic_osc"] <= v12["dbic"]]
     osc = [w for w in in_scope if w["d_bic_osc"] < v12["dbic"] and w["osc_regime"] in ("underdamped", "growing")
            and w["overshoot_se"] > v12["overshoot_se"]]
+    verdict = "PASS" if not over and not wins else "FAIL"
     reason = (f"{len(in_scope)} runs where an overshoot of {v12['min_rise_frac']:.0%} of the rise is detectable; "
-              f"oscillating: {names(osc)}; dBIC(oscillatory - overdamped) min "
-              f"{min(w['d_bic_osc'] for w in in_scope):.1f}, max overshoot "
-              f"{max(w['overshoot_se'] for w in in_scope):.1f} SE; where an overshoot would be undetectable the "
-              f"oscillatory law wins by BIC on "
+              f"overshoot > {v12['overshoot_se']:g} SE on {len(over)}"
+              + (" (" + ", ".join(f"{w['model']} G={w['G']} s{w['seed']} {w['overshoot_se']:.2f} SE" for w in over)
+                 + ")" if over else "")
+              + f"; oscillatory law wins (dBIC <= {v12['dbic']:g}) on {len(wins)} (smallest dBIC {worst_bic:+.1f}); "
+              f"largest overshoot {worst_over:.2f} SE; full oscillation signature (dBIC < {v12['dbic']:g} with "
+              f"zeta < 1 and an overshoot > {v12['overshoot_se']:g} SE) on: {names(osc)}; where an overshoot would "
+              f"be undetectable the oscillatory law wins by BIC on "
               f"{names([w for w in rows if not w['detectable'] and w['d_bic_osc'] < v12['dbic']])}")
-    return ("FAIL" if osc else "PASS"), reason, in_scope
+    return Check(verdict, reason, in_scope, measured, unit, name)
+
+
+def c15_verdict(bins: list[dict], v15: dict) -> Check:
+    """P1-C15 on bins of matched batch reward, each ``{"lo", "hi", "diff", "ci"}`` (G=4 minus G=16 unbiased
+    within-group variance and its 95 % CI), scored by the rule **as first registered** (``book/claims.yml``, rules
+    ``first_registered_*``):
+
+    * PASS: the CIs of ≥ 2 bins exclude 0 with one common sign (``first_registered_pass`` on the larger of the
+      numbers of bins whose CI lies above 0 and below 0);
+    * FAIL: no CI excludes 0 (``first_registered_fail_bins``) and every CI half-width (hi − lo)/2 is ≤ the resolution
+      (``first_registered_fail_halfwidth``);
+    * otherwise, or with fewer than ``min_bins`` bins, INCONCLUSIVE.
+
+    The later versions, written after a result was seen (``later_pass``: the bins counted need |diff| ≥ the
+    resolution and every excluding bin one sign; ``later_fail``: the envelope of all CIs inside ±resolution), are
+    computed and quoted in the reason, never deciding."""
+    res = v15["resolution"]
+    pos = [b for b in bins if b["ci"][0] > 0]
+    neg = [b for b in bins if b["ci"][1] < 0]
+    n_sign = max(len(pos), len(neg))
+    n_excl = len(pos) + len(neg)
+    half = max(((b["ci"][1] - b["ci"][0]) / 2 for b in bins), default=math.nan)
+    later_n = (sum(abs(b["diff"]) >= res for b in pos + neg) if not (pos and neg) else 0)
+    env = (min(b["ci"][0] for b in bins), max(b["ci"][1] for b in bins)) if bins else (math.nan, math.nan)
+    later = ("PASS" if later_n >= 2 else "FAIL" if bins and -res <= env[0] and env[1] <= res else "INCONCLUSIVE")
+    desc = "; ".join(f"[{b['lo']:.1f},{b['hi']:.1f}): {b['diff']:+.4f} [{b['ci'][0]:+.4f}, {b['ci'][1]:+.4f}]"
+                     for b in bins)
+    if len(bins) < v15["min_bins"]:
+        verdict = "INCONCLUSIVE"
+        head = f"{len(bins)} bins with >= {v15['min_groups_per_bin']} groups per G (needs {v15['min_bins']})"
+    elif n_sign >= 2:
+        verdict, head = "PASS", f"{n_sign} of {len(bins)} bins exclude 0 with one sign"
+    elif n_excl == 0 and half <= res:
+        verdict, head = "FAIL", f"no bin's CI excludes 0 and every half-width <= {res} (largest {half:.4f})"
+    else:
+        verdict = "INCONCLUSIVE"
+        head = (f"{n_sign} of {len(bins)} bins exclude 0 with one sign (PASS needs 2), and FAIL needs no bin excluding"
+                f" 0 ({n_excl} do) with half-widths <= {res} (largest {half:.4f})")
+    reason = (f"rule as first registered: {head}; later version (written after a result, not deciding): "
+              f"{later} ({later_n} bin(s) exclude 0 with |diff| >= {res}; CI envelope [{env[0]:+.4f}, {env[1]:+.4f}]); "
+              + desc)
+    return Check(verdict, reason, bins, n_sign, "bins whose 95% CI excludes 0 with one sign (rule as first "
+                 "registered)", "first_registered_pass")
+
+
+def with_headroom(before: dict[str, float]) -> list[str]:
+    """Families with headroom for P1-C14 (``book/claims.yml``): before-training accuracy strictly between 0 and 1."""
+    return [f for f, b in before.items() if 0.0 < b < 1.0]
+
+
+def c14_verdict(tables: dict[int, dict[str, dict]], families: list[str], n_problems: int, n_runs: dict[int, int],
+                v14: dict, *, rng: np.random.Generator, n_permutations: int = 10_000) -> tuple[Check, dict]:
+    """P1-C14 on before/after accuracies per family (``tables[G][family] = {"before", "after", "delta"}``, means over
+    the ``n_runs[G]`` runs of one G, each family evaluated on ``n_problems`` problems), families ordered near to far.
+
+    Headroom: before-training accuracy strictly between 0 and 1 at both G (:func:`with_headroom`). Per family with
+    headroom, (a) the difference of mean gains d = gain(G=4) − gain(G=16) with the binomial 95 % half-width
+    h = 1.96 · sqrt(2 p̄(1 − p̄)/n) · sqrt(1/n₄ + 1/n₁₆), p̄ the family's mean of before and after accuracy over both
+    G (each run's gain is a difference of two accuracies on n problems); (a) holds when max |d| + h ≤ ``margin``
+    (rule ``equivalence``). (b) Spearman ρ of the mean gain against the near-to-far index, with a one-sided
+    permutation p-value (``near_far``: ρ < 0 and p < ``alpha``). (c) the reasoning-distilled model transferring best
+    is untestable without one: not met. PASS: (a), (b), (c); PARTIAL: two of them; otherwise FAIL. INCONCLUSIVE
+    (claims.yml ``inconclusive_if``) when fewer than ``min_families`` families have headroom (``families``) or a CI
+    half-width exceeds ``margin`` (``halfwidth``: equivalence could not be shown). Returns the check and the
+    per-family numbers ``{"headroom", "zero", "diff", "half", "bound", "rho", "p"}``.
+    """
+    before = {f: min(tables[G][f]["before"] for G in (4, 16)) for f in families}
+    top = {f: max(tables[G][f]["before"] for G in (4, 16)) for f in families}
+    headroom = [f for f in with_headroom(before) if top[f] < 1.0]
+    zero = [f for f in families if top[f] == 0.0]
+    gain = {G: np.array([tables[G][f]["delta"] for f in headroom]) for G in (4, 16)}
+    p_bar = np.array([np.mean([(tables[G][f]["before"] + tables[G][f]["after"]) / 2 for G in (4, 16)])
+                      for f in headroom])
+    se_one = np.sqrt(2 * p_bar * (1 - p_bar) / n_problems)
+    half = 1.96 * se_one * math.sqrt(1 / n_runs[4] + 1 / n_runs[16])
+    diff = gain[4] - gain[16]
+    bound = np.abs(diff) + half
+    mean_gain = (gain[4] + gain[16]) / 2
+    if len(headroom) >= 2 and np.ptp(mean_gain) > 0:
+        from scipy.stats import spearmanr
+
+        idx = np.arange(len(headroom))
+        rho = float(spearmanr(idx, mean_gain).statistic)
+        perm = np.array([spearmanr(idx, rng.permutation(mean_gain)).statistic for _ in range(n_permutations)])
+        p = float((np.sum(perm <= rho) + 1) / (n_permutations + 1))
+    else:
+        rho, p = math.nan, math.nan
+    numbers = dict(headroom=headroom, zero=zero, diff=diff, half=half, bound=bound, rho=rho, p=p)
+    fams = (f"{len(headroom)} of {len(families)} families with headroom ({', '.join(headroom) or 'none'}); "
+            f"{len(zero)} score 0 before training ({', '.join(zero) or 'none'})")
+    per = "; ".join(f"{f}: gain G4 - G16 {d:+.3f} ± {h:.3f}" for f, d, h in zip(headroom, diff, half))
+    bn = f"(b) Spearman {rho:.3f}, one-sided p = {p:.3f}; (c) no distilled model here"
+    if len(headroom) < v14["min_families"]:
+        return Check("INCONCLUSIVE", f"{fams}: fewer than {v14['min_families']} cannot show transfer; {per}",
+                     [], len(headroom), "families with headroom (before strictly between 0 and 1)", "families"), numbers
+    widest = int(np.argmax(half))
+    if half[widest] > v14["margin"]:
+        return Check("INCONCLUSIVE", (
+            f"(a)'s 95% CI half-width {half[widest]:.3f} on {headroom[widest]} exceeds the margin {v14['margin']}: "
+            f"equivalence could not be shown; {fams}; {per}; {bn}"),
+            [], float(half[widest]), "largest 95% CI half-width of gain(G=4) - gain(G=16)", "halfwidth"), numbers
+    a_ok = bool(bound.max() <= v14["margin"])
+    b_ok = bool(rho < 0 and p < v14["alpha"])
+    n_ok = int(a_ok) + int(b_ok)
+    verdict = "PASS" if n_ok == 3 else "PARTIAL" if n_ok == 2 else "FAIL"
+    reason = (f"(a) G-equivalence {'met' if a_ok else 'not met'} (largest |d| + half-width {bound.max():.3f}, margin "
+              f"{v14['margin']}); {bn}; {fams}; {per}")
+    if not a_ok:
+        return Check(verdict, reason, headroom, float(bound.max()),
+                     "(a) largest |gain(G=4) - gain(G=16)| + 95% half-width", "equivalence"), numbers
+    return Check(verdict, reason, headroom, p, "(b) one-sided permutation p of Spearman rho(distance, gain)",
+                 "near_far"), numbers
 
 
 def c5_equivalence(rows: list[dict], models: list[str], margin: float, *, verbose: bool = True) -> dict:
     """P1-C5's Δ = mean(plateau G=4 − plateau G=16) / mean rise over ``models``, its 95 % t half-width (seed spread
-    pooled over the model × G cells), the degrees of freedom and the verdict; the plateau is the late mean reward."""
+    pooled over the model × G cells), the 95 % CI ``ci`` = Δ ± half-width, the degrees of freedom and the verdict
+    (PASS: CI inside ±``margin``; FAIL: CI entirely outside; else INCONCLUSIVE); the plateau is the late mean reward."""
     from scipy.stats import t as student_t
 
     diffs, rises, resid = [], [], []
@@ -147,5 +388,5 @@ def c5_equivalence(rows: list[dict], models: list[str], margin: float, *, verbos
         verdict = "FAIL"
     else:
         verdict = "INCONCLUSIVE"
-    return dict(delta=delta, half=half, dof=dof, verdict=verdict, mean_diff=float(np.mean(diffs)),
-                mean_rise=float(np.mean(rises)))
+    return dict(delta=delta, half=half, ci=(delta - half, delta + half), dof=dof, verdict=verdict,
+                mean_diff=float(np.mean(diffs)), mean_rise=float(np.mean(rises)))
