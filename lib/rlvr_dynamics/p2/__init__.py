@@ -10,6 +10,9 @@ Modules (one concept each; notebook aliases in brackets):
 - :mod:`.step_size` [``ss``]: critical step sizes, the one collapse rule, the curved instance, power-law fits.
 - :mod:`.alignment_estimators` [``ae``]: in-sample vs fresh finite-difference estimators of one step's gap
   alignment (spec §5.4) and their bias check.
+- :mod:`.operating_point` [``opp``]: the critical step at controlled operating success rates of a realisable
+  contextual bandit (P2-C8, spec §3.6).
+- :mod:`.verdicts`: the deciding part of a composite pass rule (the statistic an evidence row records).
 
 Naming: P2's η is ``step_size`` (a per-step schedule η_k in the theorems), the optimizer's η elsewhere is
 ``learning_rate`` (docs/CONTRIBUTING.md).
@@ -18,7 +21,7 @@ from . import directions, gap, gap_bandits, step_size, token_policy
 from .gap import GradientGap, cumulative_alignment, gap_alignment, gradient_gap, logistic_lower_bound
 from .gap_bandits import LogLinearBandit, collapse_fraction
 from .gap_bandits import simulate as simulate_sweep
-from . import alignment_estimators
+from . import alignment_estimators, operating_point, verdicts
 from .alignment_estimators import AlignmentBiasCheck, estimator_bias_check
 from .step_size import COLLAPSE_FRACTION, critical_step_size, empirical_critical_step_size, is_collapsed
 
@@ -27,4 +30,4 @@ __all__ = [
     "gap_alignment", "cumulative_alignment", "logistic_lower_bound", "LogLinearBandit", "simulate_sweep",
     "collapse_fraction", "COLLAPSE_FRACTION", "is_collapsed", "critical_step_size", "empirical_critical_step_size",
 ]
-__all__ += ["alignment_estimators", "AlignmentBiasCheck", "estimator_bias_check"]
+__all__ += ["alignment_estimators", "AlignmentBiasCheck", "estimator_bias_check", "operating_point", "verdicts"]

@@ -340,12 +340,15 @@ class SlopeEstimate:
 
 
 def slope_over_units(x: Any, estimates: Any, rng: np.random.Generator, n_boot: int = 4000,
-                     level: float = 0.95) -> SlopeEstimate:
+                     level: float = 0.95, min_points: int | None = None, min_decades: float = 0.0) -> SlopeEstimate:
     """Per-unit OLS slope of ``log estimates`` on ``log x`` (:func:`fit_power_law`), their mean, and a percentile
     bootstrap interval of the mean over units (``n_boot`` resamples drawn from ``rng``).
 
     ``estimates`` is (units, len(x)), e.g. the bisected critical step of each seed at each length (P2-C7/C9: "95 % CI
-    by bootstrap over seeds/instances"). Units with a non-finite estimate are dropped and counted.
+    by bootstrap over seeds/instances"). Units with a non-finite estimate are dropped and counted. With
+    ``min_points`` a unit keeps its finite points instead, and is dropped only when fewer than ``min_points`` of them
+    remain or they span less than ``min_decades`` decades of ``x`` (P2-C8: ">= 4 operating points spanning >= 1
+    decade"); ``x`` may then also be (units, len) with one row of abscissae per unit.
 
     >>> est = slope_over_units([1, 10, 100], [[1, .1, .01], [2, .2, .02]], np.random.default_rng(0))
     >>> round(est.mean, 6), est.n_dropped
@@ -353,12 +356,22 @@ def slope_over_units(x: Any, estimates: Any, rng: np.random.Generator, n_boot: i
     """
     xa = check_in_range("x", x, 0.0, None, low_inclusive=False)
     ea = np.asarray(estimates, float)
-    if ea.ndim != 2 or ea.shape[1] != xa.size:
-        raise ValueError(f"estimates must be (units, {xa.size}), got shape {ea.shape}")
+    n_x = xa.shape[-1] if xa.ndim else 1
+    if ea.ndim != 2 or ea.shape[1] != n_x or xa.ndim > 2 or (xa.ndim == 2 and (min_points is None or
+                                                                             xa.shape != ea.shape)):
+        raise ValueError(f"estimates must be (units, {n_x}) (x of shape (units, len) needs min_points), got "
+                         f"estimates {ea.shape}, x {xa.shape}")
     n_boot = check_int("n_boot", n_boot, 1)
     level = float(check_in_range("level", level, 0.0, 1.0, low_inclusive=False, high_inclusive=False))
-    ok = np.all(np.isfinite(ea) & (ea > 0), 1)
-    slopes = np.array([fit_power_law(xa, e).exponent for e in ea[ok]])
+    fin = np.isfinite(ea) & (ea > 0)
+    xs = np.broadcast_to(xa, ea.shape)
+    if min_points is None:
+        ok = np.all(fin, 1)
+    else:
+        k = check_int("min_points", min_points, 3)
+        span = np.array([np.log10(r[f].max() / r[f].min()) if f.any() else 0.0 for r, f in zip(xs, fin)])
+        ok = (fin.sum(1) >= k) & (span >= float(min_decades))
+    slopes = np.array([fit_power_law(xs[i][fin[i]], ea[i][fin[i]]).exponent for i in np.nonzero(ok)[0]])
     if slopes.size == 0:
         return SlopeEstimate(float("nan"), (float("nan"), float("nan")), slopes, int((~ok).sum()))
     boot = rng.choice(slopes, (n_boot, slopes.size)).mean(1)
