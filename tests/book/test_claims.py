@@ -125,9 +125,10 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     (["N/A", "N/A"], "N/A"),
 ])
 def test_headline_rule(verdicts, expected):
-    rows = [_row("P2-C9", v, f"nb{i}", measured=i, reason="" if v == "PASS" else f"r{i}")
+    assert (claims.checklist()["P1-C9"].get("kind") or "universal") == "universal"
+    rows = [_row("P1-C9", v, f"nb{i}", measured=i, reason="" if v == "PASS" else f"r{i}")
             for i, v in enumerate(verdicts)]
-    got = _by_id(claims.claim_verdicts(rows))["P2-C9"]
+    got = _by_id(claims.claim_verdicts(rows))["P1-C9"]
     assert got["verdict"] == expected
     assert [{k: v for k, v in r.items() if k != "setting"} for r in got["evidence"]] == rows
 
@@ -296,7 +297,12 @@ def test_every_claim_has_a_preregistered_criterion(cid):
     assert any(s in crit["tolerance"] for s in ("paper value", "spec value", "project choice")), cid
     assert c["changed_after_result"] is None or (isinstance(c["changed_after_result"], str)
                                                  and c["changed_after_result"].strip()), cid
-    assert all(isinstance(v, (int, float)) for v in (crit.get("values") or {}).values()), cid
+    values = dict(crit.get("values") or {})
+    rules = values.pop("rules", None) or {}
+    assert all(isinstance(v, (int, float)) for v in values.values()), cid
+    for name in rules:  # machine-readable pass rules parse and name their statistic
+        rule = claims.rule(cid, name)
+        assert rule["stat"].strip(), (cid, name)
 
 
 def _extract_tool():
