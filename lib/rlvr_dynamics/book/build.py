@@ -47,8 +47,10 @@ from ..paths import BOOK_DIR, OFFLINE_ENV, cache_dir
 from .explorer import write_explorer_data
 from .markup import GENERATED, load_verdicts, per_claim
 from .pages import make_pages
+from .findings import practice_markdown
 from .site_pages import (appendix_markdown, landing_markdown, paper_pages_markdown, scorecard_markdown,
-                         write_downloads, write_scorecard_downloads, write_headline_figures, write_toc)
+                         write_downloads, write_scorecard_downloads, gallery_markdown, write_headline_figures,
+                         write_toc)
 from .registry import (PAPERS, NotebookEntry, copy_stored, executed_is_current,
                        load_registry, run_notebook)
 
@@ -132,6 +134,9 @@ def write_generated(book_dir: Path, entries: list[NotebookEntry]) -> None:
     atomic_write_text(gen / "landing.md", landing_markdown(verdicts, entries, rows, headline))
     write_downloads(book_dir, entries)
     write_scorecard_downloads(book_dir, verdicts)
+    atomic_write_text(gen / "gallery.md", gallery_markdown(book_dir, entries, rows))
+    atomic_write_text(gen / "practice.md", practice_markdown(book_dir, [r for v in verdicts for r in v["evidence"]],
+                                                             verdicts))
     write_explorer_data(book_dir)
 
 

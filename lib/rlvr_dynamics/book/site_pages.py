@@ -66,8 +66,8 @@ def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | N
             chapter_items.append({"file": f"{GENERATED}/{name}",
                                   "sections": [{"file": f"executed/{e.id}"} for e in items]})
         parts.append({"caption": f"{paper} · {PAPERS[paper]}", "chapters": chapter_items})
-    tools = ["scorecard", "explorer", *(f"{GENERATED}/claims-{p.lower()}" for p in PAPERS), f"{GENERATED}/downloads",
-             "rerun", "own-runs"]
+    tools = [f"{GENERATED}/practice", "scorecard", f"{GENERATED}/gallery", "explorer", *(f"{GENERATED}/claims-{p.lower()}" for p in PAPERS),
+             f"{GENERATED}/downloads", "rerun", "own-runs"]
     # every other static page (STATIC_PAGES) that exists joins the tools part, in STATIC_PAGES order
     tools += [p for p in STATIC_PAGES if p not in tools and p not in ("intro", "p1/index", "p2/index")
               and (book_dir / f"{p}.md").exists()]
@@ -279,7 +279,12 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
         fail_lines.append(f"- {badge('FAIL')} {claim_ref(c['id'])} {statement_text(c['id'])} "
                           f"(*{c['decider']['setting']}*, measured {measured_text(c['decider'])}; see "
                           f"{', '.join(pages) or 'the scorecard'})")
-    out = ["## Results at a glance", "", abstract, "", *_counts_table(verdicts), "",
+    out = ["## Results at a glance", "",
+           f"**Training with GRPO yourself?** Start with {{doc}}`What this means for your GRPO run "
+           f"<{GENERATED}/practice>`: the book's findings, what the run doctor can tell, and advice only as strong "
+           f"as the verdicts. The {{doc}}`scorecard` has every verdict per setting; the {{doc}}`gallery "
+           f"<{GENERATED}/gallery>` puts each figure of the papers next to this book's.", "",
+           abstract, "", *_counts_table(verdicts), "",
            "## Headline figures", "",
            "The first figure of one page per chapter, with the verdicts that page records; click a card to open "
            "the page.", "", "::::{grid} 1 1 2 2", ":gutter: 3", ""]
@@ -380,3 +385,45 @@ def write_headline_figures(book_dir: Path, entries: list[NotebookEntry]) -> dict
                     out[e.id] = f"{GENERATED}/figs/{e.id}.png"
                     break
     return out
+
+
+PAPER_FIGURES = "paper_figures.yml"
+"""``book/paper_figures.yml``: every figure of the papers that the specs describe, with the book's counterpart."""
+
+
+def gallery_markdown(book_dir: Path, entries: list[NotebookEntry], rows: list[dict]) -> str:
+    """The "Paper figure vs this book" page: per figure of the papers (``book/paper_figures.yml``) what the spec
+    says it shows, and the book's counterpart figure (from the downloads folder, so :func:`write_downloads` runs
+    first) with its caption, setting and the verdicts of its page; or the stated reason there is none."""
+    items = yaml.safe_load((book_dir / PAPER_FIGURES).read_text(encoding="utf-8"))
+    by_id = {e.id: e for e in entries}
+    out = ["# Paper figure vs this book\n",
+           "Every figure of the two papers that the project's specs describe, next to the figure of this book that "
+           "mirrors it, or the reason there is none. The papers' full texts are not available here: *[P]* the spec "
+           "read it in the paper, *[S]* in a summary, *[D]* the spec's author inferred that such a figure exists. "
+           "Each counterpart names its setting, and its page's verdicts follow the figure.\n"]
+    for paper in PAPERS:
+        out.append(f"## {paper} · {PAPERS[paper]}\n")
+        for item in (i for i in items if i["paper"] == paper):
+            out += [f"### {md_escape(item['figure'])}\n",
+                    f"*In the paper* ({md_escape(item['status'])}): {md_escape(item['described'])}.\n"]
+            page = item.get("page")
+            if not page:
+                out.append(f"*In this book:* no counterpart: {md_escape(item['none_because'])}.\n")
+                continue
+            if page not in by_id:
+                raise ValueError(f"{PAPER_FIGURES}: page {page!r} of {item['figure']!r} is not a registered notebook")
+            e = by_id[page]
+            figs = page_figures(book_dir, e)
+            if not figs:
+                raise ValueError(f"{PAPER_FIGURES}: page {page!r} has no figure to show for {item['figure']!r}")
+            caps = [(a or {}).get("caption") or "" for _, a in figs]
+            n = next((k for k, c in enumerate(caps, 1) if item.get("match") and item["match"].lower() in c.lower()), 1)
+            out += [f"*In this book* ({md_escape(item['setting'])}): {{doc}}`{e.title} <../executed/{page}>`, "
+                    f"figure {n} of {len(figs)} on that page — " + page_badges(e, rows) + "\n",
+                    "```{image} " + f"downloads/figures/{page}-fig{n}.png", f":alt: {md_escape(e.title)}, figure {n}",
+                    ":width: 100%", "```", ""]
+            if caps[n - 1]:
+                out.append(f"*{md_escape(caps[n - 1])}*\n")
+    return "\n".join(out) + "\n"
+

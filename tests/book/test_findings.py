@@ -1,0 +1,29 @@
+"""The practitioner page: its numbers are computed from the committed results (no typed numbers)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rlvr_dynamics.book import findings, registry
+from rlvr_dynamics.book.markup import load_verdicts, per_claim
+from rlvr_dynamics.paths import STORED_CLAIMS_DIR
+
+
+def test_gap_magnitude_spread_is_smaller_than_the_step_spread():
+    out = findings.gap_magnitude_spread()
+    for algo in ("grpo", "dr_grpo"):
+        assert out[algo]["eta_spread"] > 10 * out[algo]["product_spread"] >= 10
+        assert out[algo]["t_min"] < out[algo]["t_max"]
+
+
+def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
+    entries = registry.load_registry()
+    verdicts = per_claim(load_verdicts(STORED_CLAIMS_DIR), entries)
+    rows = [r for v in verdicts for r in v["evidence"]]
+    md = findings.practice_markdown(registry.BOOK_DIR, rows, verdicts)
+    assert md.startswith("# What this means for your GRPO run")
+    assert md.count("## ") == 4
+    c5 = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "exact")
+    assert f"{float(c5['measured']):+.1%}" in md
+    for cid in ("P1-C5", "P2-C7", "P1-C10"):
+        assert re.search(rf"{cid} <claim-{cid.lower()}>`: .*headline <span", md), cid
