@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import __version__
 from .grpo.cli import add_bisect_subcommand, add_train_subcommand
+from .grpo.reproduce import add_reproduce_subcommand
 from .runs.cli import add_fit_subcommand
 
 
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fit_subcommand(sub)
     add_train_subcommand(sub)
     add_bisect_subcommand(sub)
+    add_reproduce_subcommand(sub)
     return parser
 
 
