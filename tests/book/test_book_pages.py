@@ -203,3 +203,16 @@ def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatc
     ("a (Issue 9). PASS rule", "a. PASS rule"), ("no reference here", "no reference here"), (None, "")])
 def test_reader_text_drops_tracker_references(text, want):
     assert markup.reader_text(text) == want
+
+
+def test_figures_are_numbered_per_page():
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(ROWS)}
+    page = pages.book_page(_notebook(), _entry(), ROWS, verdicts, page_no=3)
+    caps = [c.metadata["mystnb"]["figure"]["caption"] for c in page.cells
+            if "rlvr-figure" in c.metadata.get("tags", [])]
+    assert [c.split(". ")[0] for c in caps] == ["Figure 3.1", "Figure 3.2", "Figure 3.3"]
+    note = pages._verdict_note(["P1-C2"], "demo_page", verdicts, "3.1")
+    assert "What figure 3.1 shows for" in note.source and "*exact*" in note.source
+    entries = registry.load_registry()
+    numbers = markup.page_numbers(entries)
+    assert sorted(numbers.values()) == list(range(1, len(entries) + 1))

@@ -27,3 +27,14 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     assert f"{float(c5['measured']):+.1%}" in md
     for cid in ("P1-C5", "P2-C7", "P1-C10"):
         assert re.search(rf"{cid} <claim-{cid.lower()}>`: .*headline <span", md), cid
+
+
+def test_paper_figures_list_names_a_page_or_a_reason():
+    import yaml
+
+    items = yaml.safe_load((registry.BOOK_DIR / "paper_figures.yml").read_text())
+    ids = {e.id for e in registry.load_registry()}
+    assert {i["paper"] for i in items} == {"P1", "P2"}
+    for i in items:
+        assert (i.get("page") in ids) != bool(i.get("none_because")), i["figure"]
+        assert i["status"].startswith("[") and i["described"]

@@ -82,7 +82,7 @@ _LAYOUT_JS = """() => {
         const cap = f.querySelector('figcaption');
         const text = cap ? cap.textContent.replace(/\s+/g, ' ').trim() : '';
         if (!cap || text.length < 12) out.problems.push(`figure ${i + 1} has no caption`);
-        else if (!cap.querySelector('.caption-number')) out.problems.push(`figure ${i + 1} has no figure number`);
+        else if (!/^Figure \\d+\\.\\d+\\. /.test(text)) out.problems.push(`figure ${i + 1} has no "Figure <page>.<n>." number`);
     });
     document.querySelectorAll('.cell_output img').forEach((img, i) => {
         if (!img.closest('figure')) out.problems.push(`output image ${img.getAttribute('src')} has no figure/caption`);

@@ -29,7 +29,8 @@ the provenance box last, folded.
    ``rlvr_dynamics.plotting.use_style()`` attaches (:data:`FIGURE_AUDIT_MIME`);
 4. else the registry's ``figure`` field (what the page mirrors), with "figure i of n" when the page has several.
 
-Figures are numbered by Sphinx (``numfig``) and named ``fig-<notebook>-<n>``.
+Figures are numbered per page by the build ("Figure <page>.<n>", :func:`.markup.page_numbers`) and named
+``fig-<notebook>-<n>``.
 """
 from __future__ import annotations
 

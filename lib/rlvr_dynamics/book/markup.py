@@ -40,6 +40,13 @@ def chapters(entries: Iterable[NotebookEntry]) -> dict[str, list[tuple[str, list
     return {p: list(grouped[p].items()) for p in PAPERS if p in grouped}
 
 
+def page_numbers(entries: Iterable[NotebookEntry]) -> dict[str, int]:
+    """``{notebook id: page number}`` in the book's reading order (parts, chapters, pages as in the TOC), from 1:
+    figures are numbered "Figure <page>.<n>" and restart on every page, like a lecture."""
+    order = [e.id for chaps in chapters(entries).values() for _, items in chaps for e in items]
+    return {nb: k for k, nb in enumerate(order, 1)}
+
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Small Markdown helpers

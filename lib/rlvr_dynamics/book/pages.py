@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 
 from .._io import atomic_write_text
-from .markup import (_CLAIM_ID, GENERATED, SETTING_LABELS, badge, claim_ref, criterion_fields, first_sentence,
+from .markup import (_CLAIM_ID, GENERATED, SETTING_LABELS, badge, page_numbers, claim_ref, criterion_fields, first_sentence,
                      link_references, md_code, md_escape, measured_text, page_cells, statement_text)
 from .registry import NotebookEntry
 
@@ -143,8 +143,10 @@ def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
     return captions
 
 
-def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> Any:
-    """The book page for one executed notebook (layout in the module docstring); returns a new notebook."""
+def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict],
+              page_no: int | None = None) -> Any:
+    """The book page for one executed notebook (layout in the module docstring); returns a new notebook. With
+    ``page_no`` every caption starts "Figure <page_no>.<n>." (numbering restarts per page)."""
     nb = copy.deepcopy(nb)
     captions = figure_captions(nb, entry)
     cells = list(nb.cells)
@@ -212,8 +214,11 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             extra.metadata["tags"] = ["remove-input"]
             if kind == "figure":
                 fig_no += 1
+                text = captions[fig_no - 1] if fig_no <= len(captions) else entry.title
+                if page_no is not None:
+                    text = f"Figure {page_no}.{fig_no}. {text}"
                 extra.metadata["mystnb"] = {"figure": {
-                    "caption": captions[fig_no - 1] if fig_no <= len(captions) else entry.title,
+                    "caption": text,
                     "name": f"fig-{entry.id.replace('_', '-')}-{fig_no}"}}
                 extra.metadata["tags"].append("rlvr-figure")
             elif claims_cell or _output_lines(group) > MAX_PRINT_LINES:
@@ -223,7 +228,8 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                 todo = [c for c in section_claims if c not in noted]
                 if todo:
                     noted.update(todo)
-                    out_cells.append(_verdict_note(todo, entry.id, verdicts, fig_no))
+                    label = f"{page_no}.{fig_no}" if page_no is not None else str(fig_no)
+                    out_cells.append(_verdict_note(todo, entry.id, verdicts, label))
     out_cells = _merge_quiet_code(out_cells)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
@@ -241,7 +247,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     return nb
 
 
-def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int) -> Any:
+def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int | str) -> Any:
     """A short "what this figure shows" note after a figure whose section tests a claim: per setting the page
     records, its verdict (the same function as the scorecard) and the deciding measurement and reason."""
     lines = []
@@ -276,6 +282,7 @@ def _merge_quiet_code(cells: list[Any]) -> list[Any]:
 def make_pages(book_dir: Path, entries: list[NotebookEntry], rows: list[dict], verdicts: dict[str, dict]) -> None:
     """Rewrite ``executed/<id>.ipynb`` as its book page; the untransformed copy stays as ``<id>.raw.ipynb``."""
     out_dir = book_dir / "executed"
+    numbers = page_numbers(entries)
     for e in entries:
         page, raw = out_dir / f"{e.id}.ipynb", out_dir / f"{e.id}.raw.ipynb"
         nb = nbformat.read(page, as_version=4)
@@ -283,7 +290,7 @@ def make_pages(book_dir: Path, entries: list[NotebookEntry], rows: list[dict], v
             nb = nbformat.read(raw, as_version=4)
         else:
             atomic_write_text(raw, nbformat.writes(nb) + "\n")
-        atomic_write_text(page, nbformat.writes(book_page(nb, e, rows, verdicts)) + "\n")
+        atomic_write_text(page, nbformat.writes(book_page(nb, e, rows, verdicts, numbers[e.id])) + "\n")
 
 
 def page_figures(book_dir: Path, entry: NotebookEntry) -> list[tuple[bytes, dict | None]]:
