@@ -323,7 +323,7 @@ def main() -> None:
     if not args.skip_speed:
         speed_rows = speed()
         sections.append(("Speed", "\n".join(f"- {r['what']}: {r['text']}" for r in speed_rows)))
-    sections.insert(0, ("Targets (issue 19) on the " + args.split + " part: the project beside the baselines",
+    sections.insert(0, ("Targets (fixed before scoring) on the " + args.split + " part: the project beside the baselines",
                         targets_table(fbench, sbench, rbench, dbench, speed_rows)))
     text = "\n\n".join(f"**{title}**\n\n{body}" for title, body in sections)
     print(text)

@@ -88,10 +88,10 @@ def _counts_table(verdicts: list[dict]) -> list[str]:
     for paper in PAPERS:
         mine = [c for c in counted if c["paper"] == paper]
         counts = Counter(c["verdict"] for c in mine)
-        out.append(f"| {paper} · {PAPERS[paper]} | {len(mine)} | "
+        out.append(f"| {paper} | {len(mine)} | "
                    + " | ".join(str(counts.get(v, 0)) for v in present) + " |")
     counts = Counter(c["verdict"] for c in counted)
-    out.append(f"| **both papers** | **{len(counted)}** | "
+    out.append(f"| **both** | **{len(counted)}** | "
                + " | ".join(f"**{counts.get(v, 0)}**" for v in present) + " |")
     merged = [c for c in verdicts if c not in counted]
     if merged:
