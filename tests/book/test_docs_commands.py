@@ -17,6 +17,7 @@ How each is validated (in-process, through :func:`rlvr_dynamics.cli.main` / ``bu
   (``path/to/…``, ``metrics.csv``), so otherwise it is parsed only (``build_parser().parse_args``): options, types
   and the subcommand name are still checked;
 - ``book`` and ``train``: parsed only (they build or train: minutes to hours);
+- ``reproduce``: parsed, and its RUN_ID must be a committed run folder under ``data/runs`` (it retrains);
 - a command holding a placeholder in a fenced block: parsed only.
 
 Generated pages (``book/_generated``, ``book/executed``, ``book/_build``) are not docs and are skipped.
@@ -37,7 +38,7 @@ from rlvr_dynamics.paths import BOOK_DIR, REPO_ROOT
 
 PROG = "rlvr-dynamics"
 RUN_FOR_REAL = {"list", "params", "scorecard"}
-PARSE_ONLY = {"book", "train"}
+PARSE_ONLY = {"book", "train", "reproduce"}
 PLACEHOLDER = re.compile(r"<[^>]+>|…|\.\.\.|\bNOTEBOOK\b|\bNAME\b|\bVALUE\b|\bCONFIG\b|\bLOG\b")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r"`([^`\n]*\brlvr-dynamics\s[^`\n]*)`")
@@ -152,6 +153,10 @@ def validate_command(cmd: DocCommand) -> tuple[str, int, str]:
     if sub in RUN_FOR_REAL:
         rc, msg = _run(list(cmd.argv))
         return "executed", rc, msg
+    if sub == "reproduce":
+        from rlvr_dynamics.paths import RUNS_DIR
+        ok = (RUNS_DIR / cmd.argv[1] / "config.json").exists()
+        return "parsed", 0 if ok else 2, "" if ok else f"no committed run {cmd.argv[1]!r} under data/runs"
     if sub == "fit" and len(cmd.argv) > 1 and (REPO_ROOT / cmd.argv[1]).exists():
         rc, msg = _run(list(cmd.argv))
         return "executed", rc, msg
