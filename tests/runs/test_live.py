@@ -178,3 +178,39 @@ def test_live_margin_above_one_needs_an_unstable_verdict():
             m = out["dynamics/stability_margin"]
             verdict = VERDICT_CODES[int(out["dynamics/verdict"])]
             assert m == NAN_SENTINEL or m < 1 or verdict == "unstable", (s, m, verdict)
+
+
+def _replay(folder, **kw):
+    """Feed a committed run's metrics.csv to a RunDoctor row by row, as GRPODynamicsCallback does during training."""
+    import csv
+
+    doc = RunDoctor(every=10, refresh_interval=1, stop_on_instability=True, reward_bounds=(0.0, 1.0), **kw)
+    with (folder / "metrics.csv").open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            metrics = {k: float(v) for k, v in row.items() if v not in ("", None) and k != "step"
+                       and not k.startswith("dynamics")}
+            doc.update(int(row["step"]), metrics)
+            if doc.should_stop:
+                break
+    return doc
+
+
+def test_testbed_sweep_a_run_driven_unstable_is_stopped_and_healthy_runs_are_not():
+    """The slow-start pilot (heavy-ball SGD, tiny-m4, committed): lr 0.03 rises to ~0.9 and then loses a third of it
+    with a grad-norm blow-up; lr 0.003 and 0.01 converge. Replayed row by row through the live doctor."""
+    import json
+
+    from rlvr_dynamics.paths import RUNS_DIR
+
+    runs = {json.loads((p / "config.json").read_text())["config"]["learning_rate"]: p
+            for p in sorted(RUNS_DIR.glob("p1-slow-pilot-*"))}
+    if not runs:
+        pytest.skip("the slow-start pilot runs are not committed in this checkout")
+    unstable = _replay(runs[0.03])
+    assert unstable.should_stop and unstable.stop_reason["step"] < 300
+    assert "grad norm" in unstable.stop_reason["text"] and unstable.stop_reason["numbers"]["warning_step"] > 100
+    for lr in (0.003, 0.01):
+        healthy = _replay(runs[lr])
+        assert not healthy.should_stop, (lr, healthy.stop_reason)
+    healthy_main = [p for p in sorted(RUNS_DIR.glob("p1-main-*"))]
+    assert all(not _replay(p).should_stop for p in healthy_main), "a healthy p1-main run was stopped"
