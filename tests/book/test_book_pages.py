@@ -16,9 +16,10 @@ def _entry() -> registry.NotebookEntry:
                                   order=1)
 
 
-def _image(size="<Figure size 770x300 with 1 Axes>"):
+def _image(size="<Figure size 770x300 with 1 Axes>", caption="A demo figure. Notice the rising line."):
+    audit = {"caption": caption} if caption else {}
     return nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": size,
-                                                        "application/vnd.rlvr-dynamics.figure-audit+json": {}})
+                                                        "application/vnd.rlvr-dynamics.figure-audit+json": audit})
 
 
 def _notebook():
@@ -38,7 +39,9 @@ def _notebook():
     section = nbformat.v4.new_markdown_cell("## Lag erodes the damping\n\nThe fitted damping falls with $K_{\\rm "
                                             "ref}$ at slope 1.5. More text here.")
     fig2 = nbformat.v4.new_code_cell("two figures")
-    fig2.outputs = [_image(), nbformat.v4.new_output("stream", name="stdout", text="row\n" * 30), _image()]
+    fig2.outputs = [_image(caption="Second figure. The damping falls."),
+                    nbformat.v4.new_output("stream", name="stdout", text="row\n" * 30),
+                    _image(caption="Third figure. The inertia grows.")]
     claims_cell = nbformat.v4.new_code_cell("_ = claims.record('demo_page', [...])\nrows")
     claims_cell.metadata["tags"] = ["nbval-check-output"]
     claims_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="id verdict\n"),
@@ -111,9 +114,9 @@ def test_code_is_folded_stray_outputs_are_gone_and_figures_are_captioned(page):
     names = [c.metadata["mystnb"]["figure"]["name"] for c in figures]
     assert names == ["fig-demo-page-1", "fig-demo-page-2", "fig-demo-page-3"]
     caps = [c.metadata["mystnb"]["figure"]["caption"] for c in figures]
-    # no section heading above and no audit titles: the registry's figure field, numbered
-    assert caps[0] == "First thing; second thing; third thing (figure 1 of 3 on this page)"
-    assert caps[1] == caps[2] == "Lag erodes the damping. The fitted damping falls with $K_{\\rm ref}$ at slope 1.5."
+    # the authored captions (plotting.caption, read from the figure audit), in order
+    assert caps == ["A demo figure. Notice the rising line.", "Second figure. The damping falls.",
+                    "Third figure. The inertia grows."]
     # the 30-row printout between the two figures is folded, the short one stays with its cell
     long = [c for c in code if any("row\nrow" in o.get("text", "") for o in c.outputs)]
     assert len(long) == 1 and "hide-output" in long[0].metadata["tags"]
@@ -163,12 +166,12 @@ def test_explorer_data_comes_from_the_closed_forms():
     assert unstable["regime"] == "unstable" and unstable["sd"] is None
 
 
-def test_a_figure_without_a_section_heading_is_captioned_by_its_own_titles():
+def test_panel_titles_are_never_turned_into_a_caption():
     nb = _notebook()
     audit = {"suptitle": "Reward against step", "axes": [{"title": "G = 4"}, {"title": "G = 4"}, {"title": ""}]}
     nb.cells[3].outputs[2]["data"]["application/vnd.rlvr-dynamics.figure-audit+json"] = audit
-    caps = pages.figure_captions(nb, _entry())
-    assert caps[0] == "Reward against step; G = 4."
+    with pytest.raises(pages.MissingCaption, match=r"figure\(s\) \[1\]"):
+        pages.figure_captions(nb, _entry())
 
 
 def test_an_explicit_caption_in_the_cell_metadata_wins():
@@ -203,6 +206,13 @@ def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatc
     ("a (Issue 9). PASS rule", "a. PASS rule"), ("no reference here", "no reference here"), (None, "")])
 def test_reader_text_drops_tracker_references(text, want):
     assert markup.reader_text(text) == want
+
+
+def test_the_build_refuses_a_figure_without_an_authored_caption():
+    nb = _notebook()
+    nb.cells[5].outputs[2] = _image(caption=None)
+    with pytest.raises(pages.MissingCaption, match=r"demo_page: figure\(s\) \[3\] of 3 have no authored caption"):
+        pages.figure_captions(nb, _entry())
 
 
 def test_figures_are_numbered_per_page():

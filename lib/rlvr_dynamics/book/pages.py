@@ -11,8 +11,8 @@ from typing import Any
 import nbformat
 
 from .._io import atomic_write_text
-from .markup import (_CLAIM_ID, GENERATED, SETTING_LABELS, badge, page_numbers, claim_ref, criterion_fields, first_sentence,
-                     link_references, md_code, md_escape, measured_text, page_cells, statement_text)
+from .markup import (_CLAIM_ID, GENERATED, badge, claim_ref, criterion_fields, link_references, md_escape,
+                     measured_text, page_cells, page_numbers, statement_text)
 from .registry import NotebookEntry
 
 
@@ -102,44 +102,33 @@ def _output_lines(outs: list[dict]) -> int:
     return n
 
 
+class MissingCaption(ValueError):
+    """A figure of a notebook has no authored caption (``plotting.caption`` or cell metadata)."""
+
+
 def figure_captions(nb: Any, entry: NotebookEntry) -> list[str]:
-    """One caption per image output, in order (rules in the module docstring)."""
-    title_idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
-    figures = []  # (explicit caption or None, preceding markdown index, figure audit or None)
-    last_md = None
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown":
-            last_md = i
-            continue
+    """One authored caption per image output, in order: the cell's ``mystnb.figure.caption`` metadata, else the
+    caption attached with :func:`rlvr_dynamics.plotting.caption` (in the figure audit). The build refuses a figure
+    without one (:class:`MissingCaption`, naming the page and the figure): captions are written by the notebook's
+    author, never generated from panel titles."""
+    figures = []  # (explicit caption or None, figure audit or None)
+    for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         explicit = (cell.metadata.get("mystnb", {}).get("figure", {}) or {}).get("caption")
         for o in cell.get("outputs", []):
             if _is_image(o):
-                figures.append((explicit, last_md, o.get("data", {}).get(FIGURE_AUDIT_MIME)))
-    captions = []
-    for n, (explicit, md, audit) in enumerate(figures):
-        if explicit:
-            captions.append(str(explicit))
-            continue
-        if isinstance(audit, dict) and audit.get("caption"):  # authored with plotting.caption(fig, ...)
-            captions.append(str(audit["caption"]))
-            continue
-        text = nb.cells[md].source.strip() if md is not None and md != title_idx else ""
-        m = re.match(r"#{2,4}\s+(.+?)\s*(?:\n|$)(.*)", text, re.S)
-        titles = []
-        if isinstance(audit, dict):
-            titles = [audit.get("suptitle") or ""] + [ax.get("title") or "" for ax in audit.get("axes", [])]
-            titles = [t for t in dict.fromkeys(t.strip() for t in titles) if t]
-        if m:
-            heading, body = m.group(1).strip(), m.group(2).strip()
-            sentence = first_sentence(body.split("\n\n")[0]) if body else ""
-            cap = heading.rstrip(".") + "." + (" " + sentence if sentence else "")
-        elif titles:
-            cap = "; ".join(titles) + "."
-        else:
-            cap = entry.figure + (f" (figure {n + 1} of {len(figures)} on this page)" if len(figures) > 1 else "")
-        captions.append(cap[0].upper() + cap[1:] if cap else entry.title)
+                figures.append((explicit, o.get("data", {}).get(FIGURE_AUDIT_MIME)))
+    captions, missing = [], []
+    for n, (explicit, audit) in enumerate(figures, 1):
+        text = explicit or (audit.get("caption") if isinstance(audit, dict) else None)
+        if not text:
+            missing.append(n)
+        captions.append(str(text or ""))
+    if missing:
+        raise MissingCaption(f"{entry.id}: figure(s) {missing} of {len(figures)} have no authored caption; call "
+                             "plotting.caption(fig, \"What it shows. What to notice.\") before showing each figure "
+                             f"and re-execute with `rlvr-dynamics run {entry.id} --store`")
     return captions
 
 
