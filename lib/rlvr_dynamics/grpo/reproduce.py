@@ -35,6 +35,8 @@ class ReproduceResult:
     max_abs_diff: dict[str, float] = field(default_factory=dict)
     recorded_commit: str = "unknown"
     head_commit: str = "unknown"
+    named_streams: bool = True
+    """Whether the run was made with the named random streams (``rng_streams`` in its config.json)."""
 
     def report(self) -> str:
         """The lines ``reproduce`` prints."""
@@ -44,6 +46,9 @@ class ReproduceResult:
         else:
             worst = ", ".join(f"{k} {v:.3g}" for k, v in self.max_abs_diff.items() if v > 0)
             lines.append(f"differs from step {self.first_diff_step} on; max |difference| over the steps: {worst}")
+        if not self.named_streams and not self.identical:
+            lines.append("the run was made before the named random streams (no rng_streams in its config.json): "
+                         "its numbers reproduce only with the code of its commit")
         if self.recorded_commit not in ("unknown", self.head_commit):
             short = self.recorded_commit[:10]
             lines.append(f"the run was made at commit {short} (HEAD is {self.head_commit[:10]}); to reproduce it "
@@ -113,7 +118,8 @@ def reproduce(run_id: str, steps: int = 40, *, runs_dir: str | Path | None = Non
         out = run(cfg, runs_dir=tmp, progress=progress, force=True, max_steps_this_call=steps)
         same, first, worst = compare_metrics(folder / "metrics.csv", out / "metrics.csv", steps)
     return ReproduceResult(run_id=run_id, steps=steps, identical=same, first_diff_step=first, max_abs_diff=worst,
-                           recorded_commit=str(info.get("git_commit", "unknown")), head_commit=git_commit())
+                           recorded_commit=str(info.get("git_commit", "unknown")), head_commit=git_commit(),
+                           named_streams="rng_streams" in info)
 
 
 def add_reproduce_subcommand(subparsers):

@@ -26,6 +26,10 @@ def isolated_rng(device, seed: int):
 # Named random streams: one per purpose, derived from the run's seed and the purpose's name
 # ---------------------------------------------------------------------------------------------------------------
 
+RNG_STREAMS_VERSION = 1
+"""Recorded as ``rng_streams`` in every run's ``config.json`` since runs draw from named streams; a run without it was
+made before (its numbers reproduce at its recorded commit only)."""
+
 STREAMS = ("warm_start_init", "warm_start_data", "warm_start_check", "prompt_order", "sampling", "evaluation",
            "fresh_samples", "panel")
 """The purposes that draw random numbers in a run. Each has its own stream (:func:`stream_seed`), keyed by its

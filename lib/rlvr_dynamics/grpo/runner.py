@@ -34,6 +34,7 @@ from typing import Any
 from .._io import atomic_write_text
 from ..paths import RUNS_DIR
 from .config import RunConfig
+from .rng import RNG_STREAMS_VERSION, stream_seed
 from .store import git_commit, metrics_csv_text, metrics_rows, package_versions
 from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_function, train_problems
 
@@ -65,13 +66,14 @@ def warm_start_spec(cfg: RunConfig):
 
 def resolve_model(cfg: RunConfig) -> tuple[str, dict[str, Any]]:
     """Local folder (or hub id, GPU users) of the model to train, and what was done to obtain it."""
-    from .tiny_model import check_warm_start, warm_start
+    from .tiny_model import WARM_START_VERSION, check_warm_start, warm_start
 
     if cfg.is_tiny:
         spec = warm_start_spec(cfg)
         path, info = warm_start(spec)
         check_warm_start(info)
-        return str(path), {"kind": "tiny", "warm_start": info, "warm_start_key": spec.key()}
+        return str(path), {"kind": "tiny", "warm_start": info, "warm_start_key": spec.key(),
+                           "warm_start_version": WARM_START_VERSION}
     if cfg.model == "smollm2-135m":
         from .smollm import smollm2_checkpoint
 
@@ -193,7 +195,9 @@ def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
         adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
         weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
         scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon=cfg.epsilon, entropy_coef=cfg.entropy_coef,
-        seed=cfg.seed, data_seed=cfg.seed, logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
+        # named random streams (grpo.rng): TRL's seed drives sampling, its data_seed the prompt order
+        seed=stream_seed(cfg.seed, "sampling"), data_seed=stream_seed(cfg.seed, "prompt_order"),
+        logging_steps=1, save_strategy="steps", save_steps=cfg.checkpoint_every,
         save_total_limit=1, report_to="none", use_cpu=use_cpu, bf16=use_bf16(cfg, device),
         disable_tqdm=True, remove_unused_columns=False, log_completions=False,
         dataloader_num_workers=0, shuffle_dataset=True,
@@ -293,6 +297,7 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
         "run_id": cfg.run_id(), "config_hash": cfg.config_hash(), "config": asdict(cfg),
         "refresh_interval": cfg.refresh_interval, "model_path_kind": model_info["kind"], "model": model_info,
         "device": device, "world_size": world, "git_commit": git_commit(), "versions": package_versions(),
+        "rng_streams": RNG_STREAMS_VERSION,
         "complete": False,
     }
     prev = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
@@ -316,11 +321,12 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
         kw = dict(max_new_tokens=cfg.max_completion_length, reward=cfg.eval_reward, prompt_style=cfg.prompt_style)
         return {"reward": accuracy(model, tok, eval_problems_, **kw),
                 "reward_sampled": accuracy(model, tok, eval_problems_, do_sample=True,
-                                           temperature=cfg.temperature, seed=cfg.seed, **kw)}
+                                           temperature=cfg.temperature,
+                                           seed=stream_seed(cfg.seed, "evaluation"), **kw)}
 
     dyn = GRPODynamicsCallback(eval_fn=eval_fn, eval_every=cfg.eval_every, gap_alignment=cfg.gap_alignment,
                                gap_alignment_every=cfg.gap_alignment_every, fresh_samples=cfg.gap_alignment_fresh,
-                               fresh_seed=cfg.seed)
+                               fresh_seed=stream_seed(cfg.seed, "fresh_samples"))
     trainer = make_trainer(cfg, model_path, tok, dataset, work, device, callback=dyn)
     trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
     trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))

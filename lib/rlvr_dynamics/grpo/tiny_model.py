@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .rng import numpy_stream, stream_seed
 import torch
 
 from .._checks import check_in_range, check_int
@@ -34,8 +36,9 @@ from .model_sizes import TINY_SIZES
 from .tasks import AnswerMixture, Problem, heldout_problems, train_problems
 from .tokenizer import char_tokenizer, vocab_size
 
-WARM_START_VERSION = 1
-"""Bump when the warm-start procedure changes (invalidates cached checkpoints)."""
+WARM_START_VERSION = 2
+"""Bump when the warm-start procedure changes (invalidates cached checkpoints). 2: named random streams
+(:func:`rlvr_dynamics.grpo.rng.stream_seed`: warm_start_init, warm_start_data, warm_start_check)."""
 
 MIXTURE_VERSION = 1
 """Bump when the ``mixture`` targets (:class:`~rlvr_dynamics.grpo.tasks.AnswerMixture`) or procedure change."""
@@ -124,14 +127,16 @@ class WarmStart:
         check_int("answer_copies", self.answer_copies, 1, 64)
         check_in_range("max_excess_loss", self.max_excess_loss, 0, None, low_inclusive=False)
 
-    def key(self) -> str:
+    def key(self, version: int = WARM_START_VERSION) -> str:
+        """The cache key: a hash of the spec and the warm-start procedure's ``version`` (runs record the key; a run
+        made before a version bump hashes with the version it was made at)."""
         d = asdict(self)
         for k, v in _ADDED_DEFAULTS.items():
             if d[k] == v:
                 d.pop(k)
         if self.mode == "mixture":
             d["mixture_version"] = MIXTURE_VERSION
-        blob = json.dumps({**d, "version": WARM_START_VERSION}, sort_keys=True)
+        blob = json.dumps({**d, "version": version}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def mixture(self) -> AnswerMixture:
@@ -173,16 +178,16 @@ def warm_start(spec: WarmStart, *, progress: bool = False) -> tuple[Path, dict]:
     if spec.mode == "mixture":
         return _mixture_warm_start(spec, out, progress=progress)
     tok = char_tokenizer()
-    model = build_tiny_model(spec.size, seed=spec.seed)
+    model = build_tiny_model(spec.size, seed=stream_seed(spec.seed, "warm_start_init"))
     model.train()
     device = torch.device("cpu")
     opt = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.0)
     held = heldout_problems(spec.eval_size, digits=spec.digits, answer_length=spec.answer_length, seed=1,
                             answer_copies=spec.answer_copies)
-    pool = train_problems(20_000, seed=spec.seed + 7, digits=spec.digits, answer_length=spec.answer_length,
+    pool = train_problems(20_000, seed=stream_seed(spec.seed, "warm_start_data"), digits=spec.digits, answer_length=spec.answer_length,
                           heldout=held, answer_copies=spec.answer_copies)
     max_new = len(max((p.answer for p in held), key=len)) + 2
-    rng = np.random.default_rng(spec.seed)
+    rng = numpy_stream(spec.seed, "warm_start_data")
     history = []
     success = 0.0
     step = 0
@@ -195,7 +200,7 @@ def warm_start(spec: WarmStart, *, progress: bool = False) -> tuple[Path, dict]:
         opt.step()
         if step % spec.check_every == 0:
             success = accuracy(model, tok, held, max_new_tokens=max_new, do_sample=True, temperature=1.0,
-                               seed=spec.seed, batch_size=256)
+                               seed=stream_seed(spec.seed, "warm_start_check"), batch_size=256)
             history.append((step, float(loss.item()), success))
             if progress:
                 print(f"warm start {spec.size}: step {step} loss {loss.item():.3f} sampled success {success:.3f}")
@@ -236,7 +241,7 @@ def _mixture_warm_start(spec: WarmStart, out: Path, *, progress: bool = False) -
 
     mix = spec.mixture()
     tok = char_tokenizer()
-    model = build_tiny_model(spec.size, seed=spec.seed)
+    model = build_tiny_model(spec.size, seed=stream_seed(spec.seed, "warm_start_init"))
     model.train()
     device = torch.device("cpu")
     opt = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.0)
@@ -251,15 +256,15 @@ def _mixture_warm_start(spec: WarmStart, out: Path, *, progress: bool = False) -
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
     held = heldout_problems(spec.eval_size, digits=spec.digits, answer_length=spec.answer_length, seed=1,
                             answer_copies=spec.answer_copies)
-    pool = [p.prompt for p in train_problems(20_000, seed=spec.seed + 7, digits=spec.digits,
+    pool = [p.prompt for p in train_problems(20_000, seed=stream_seed(spec.seed, "warm_start_data"), digits=spec.digits,
                                              answer_length=spec.answer_length, heldout=held)]
-    check_rng = np.random.default_rng(spec.seed + 1_000_003)
+    check_rng = numpy_stream(spec.seed, "warm_start_check")
     check_set, check_true_nll = [], 0.0
     for p in held:
         text, logp = mix.sample(p.prompt, check_rng)
         check_set.append(Problem(p.prompt, text, "warm_check"))
         check_true_nll -= logp
-    rng = np.random.default_rng(spec.seed)
+    rng = numpy_stream(spec.seed, "warm_start_data")
     history = []
     excess = float("inf")
     for step in range(1, spec.max_steps + 1):
@@ -284,7 +289,8 @@ def _mixture_warm_start(spec: WarmStart, out: Path, *, progress: bool = False) -
     from .evaluation import generate
     from .tasks import score_exact
 
-    comps = generate(model, tok, held, max_new_tokens=max_new, do_sample=True, temperature=1.0, seed=spec.seed,
+    comps = generate(model, tok, held, max_new_tokens=max_new, do_sample=True, temperature=1.0,
+                     seed=stream_seed(spec.seed, "warm_start_check"),
                      batch_size=256, num_samples=4)
     scores = np.array([[score_exact(c, p.answer) for c in cs] for p, cs in zip(held, comps)])
     success = float(scores.mean())
