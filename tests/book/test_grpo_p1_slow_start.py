@@ -1,17 +1,18 @@
-"""The deciding statistic of P1-C8's composite rule (rlvr_dynamics.book.grpo_p1_slow_start)."""
+"""The relative margin of P1-C8's one-sided rules, and the shared rule's binding part agrees with it."""
 from __future__ import annotations
 
 import pytest
 
-from rlvr_dynamics.book import claims
-from rlvr_dynamics.book.grpo_p1_slow_start import c8_decision, relative_margin
+from rlvr_dynamics.book import claims, grpo_p1_checks as checks
+from rlvr_dynamics.book.grpo_p1_slow_start import relative_margin
 
-RULES = {"dbic_worst": {"name": "dbic_worst", "op": "<", "bound": -10.0, "stat": "s"},
-         "slow_start_worst": {"name": "slow_start_worst", "op": "<=", "bound": 0.05, "stat": "s"}}
+RULES = {name: claims.rule("P1-C8", name) for name in ("dbic_worst", "slow_start_worst")}
 
 
-def _rows(*pairs):
-    return [{"d_bic": d, "slow_start": s} for d, s in pairs]
+def test_rules_restate_the_thresholds_of_the_criterion():
+    v8 = claims.criterion("P1-C8")["criterion"]["values"]
+    assert (RULES["dbic_worst"]["op"], RULES["dbic_worst"]["bound"]) == ("<", v8["dbic"])
+    assert (RULES["slow_start_worst"]["op"], RULES["slow_start_worst"]["bound"]) == ("<=", v8["slope_frac"])
 
 
 def test_relative_margin():
@@ -19,30 +20,19 @@ def test_relative_margin():
     assert relative_margin(RULES["slow_start_worst"], 0.1) == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="op must be"):
         relative_margin({"name": "x", "op": ">=", "bound": 1.0}, 0.5)
+    with pytest.raises(ValueError, match="non-zero bound"):
+        relative_margin({"name": "x", "op": "<", "bound": 0.0}, 0.5)
 
 
-def test_pass_is_decided_by_the_component_closest_to_its_bound():
-    d = c8_decision(_rows((-50.0, 0.01), (-12.0, 0.02)), RULES, "PASS")   # margins: dBIC 0.2, slow start 0.6
-    assert d["rule"]["name"] == "dbic_worst" and d["measured"] == -12.0
-    assert d["other"][1] == 0.02 and d["other"][2] == pytest.approx(0.6)
-
-
-def test_fail_is_decided_by_the_component_that_misses_by_the_most():
-    d = c8_decision(_rows((-50.0, 0.2), (-40.0, 0.08)), RULES, "FAIL")    # slow start misses: margin -3
-    assert d["rule"]["name"] == "slow_start_worst" and d["measured"] == 0.2
-    assert not claims.rule_holds(d["rule"], d["measured"])
-    d = c8_decision(_rows((5.7, 0.06)), RULES, "PARTIAL")                  # dBIC -1.57 beats slow start -0.2
-    assert d["rule"]["name"] == "dbic_worst" and d["measured"] == 5.7
-
-
-def test_a_verdict_that_contradicts_the_rule_raises():
-    with pytest.raises(ValueError, match="disagrees"):
-        c8_decision(_rows((-50.0, 0.2)), RULES, "PASS")
-    with pytest.raises(ValueError, match="at least one"):
-        c8_decision([], RULES, "FAIL")
-
-
-def test_rules_are_read_from_claims_yml():
-    for name in RULES:
-        r = claims.rule("P1-C8", name)
-        assert r["op"] == RULES[name]["op"] and r["bound"] == RULES[name]["bound"]
+@pytest.mark.parametrize("worst_bic, worst_slow, want", [
+    (-12.0, 0.02, "dbic_worst"),          # PASS: dBIC margin 0.2 < slow-start margin 0.6
+    (-50.0, 0.2, "slow_start_worst"),     # FAIL: slow start misses by 3 bounds
+    (5.7, 0.06, "dbic_worst"),            # both miss: dBIC by 1.57 bounds, slow start by 0.2
+])
+def test_the_shared_binding_part_is_the_smallest_relative_margin(worst_bic, worst_slow, want):
+    parts = [("dbic_worst", worst_bic, -10.0, "<", "dBIC"), ("slow_start_worst", worst_slow, 0.05, "<=", "slope")]
+    name, measured, _ = checks.binding(parts)
+    margins = {"dbic_worst": relative_margin(RULES["dbic_worst"], worst_bic),
+               "slow_start_worst": relative_margin(RULES["slow_start_worst"], worst_slow)}
+    assert name == want == min(margins, key=margins.get)
+    assert claims.rule_holds(RULES[name], measured) == (margins[name] > 0)
