@@ -313,6 +313,13 @@ def paper_pages_markdown(paper: str, entries: list[NotebookEntry], rows: list[di
     return "\n".join(out) + "\n"
 
 
+def _run_info(run: Path) -> dict:
+    try:
+        return json.loads((run / "config.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path = RUNS_DIR) -> Path:
     """Copy every committed run's ``metrics.csv`` and ``config.json`` and every page's figures into the build,
     and write the downloads page that links them."""
@@ -330,8 +337,25 @@ def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path
             "One row per committed run: `metrics.csv` holds one row per optimizer step (reward, its spread, "
             "entropy, gradient norm, gap alignment, evaluation reward, …), `config.json` the full run "
             "configuration.", ""]
+    out += ["**Reproducing a run.** `rlvr-dynamics reproduce RUN_ID --steps N` retrains the first N steps of a "
+            "committed run (its warm start included) with the code you have and prints `bit-identical` or the "
+            "first step that differs. Runs draw from named random streams since they record `rng_streams` in "
+            "their `config.json`; runs made before reproduce with the code of their recorded commit, which each "
+            "family's paragraph names with the commands to check it out.", ""]
     for group, items in groups.items():
-        out += [f"### {group}-… ({len(items)} run{'s' if len(items) > 1 else ''})", "", "| run | model | G | learning rate | steps | files |",
+        infos = [_run_info(run) for run in items]
+        commits = sorted({i.get("git_commit", "unknown")[:10] for i in infos})
+        streams = all("rng_streams" in i for i in infos)
+        first = items[0].name
+        how = (f"Made with the named random streams at commit{'s' if len(commits) > 1 else ''} "
+               f"{', '.join(f'`{c}`' for c in commits)}: `rlvr-dynamics reproduce {first} --steps 10` should print "
+               "bit-identical with the current code." if streams else
+               f"Made before the named random streams, at commit{'s' if len(commits) > 1 else ''} "
+               f"{', '.join(f'`{c}`' for c in commits)}: reproduce at that commit, e.g. `git worktree add "
+               f"../rlvr-{commits[0]} {commits[0]}`, then in that folder `make venv` and "
+               f"`.venv/bin/rlvr-dynamics reproduce {first} --steps 10`.")
+        out += [f"### {group}-… ({len(items)} run{'s' if len(items) > 1 else ''})", "", how, "",
+                "| run | model | G | learning rate | steps | files |",
                 "|---|---|---:|---:|---:|---|"]
         for run in items:
             files = []
