@@ -30,10 +30,10 @@ def test_compare_metrics_identical_and_first_difference(tmp_path):
 
 def test_report_says_how_to_check_out_the_recorded_commit():
     r = rp.ReproduceResult("p1-main-x", 40, False, 1, {"reward": 0.2}, recorded_commit="923a9e3" + "0" * 33,
-                           head_commit="f" * 40)
+                           head_commit="f" * 40, code_commit="f" * 40, named_streams=False)
     text = r.report()
-    assert "differs from step 1 on" in text and "reward 0.2" in text
-    assert "git worktree add ../rlvr-923a9e3000 923a9e3000" in text and "reproduce p1-main-x --steps 40" in text
+    assert "differs from step 1 on" in text and "reward 0.2" in text and "before the named random streams" in text
+    assert "made at commit 923a9e3000" in text and "reproduce p1-main-x --steps 40 --at-commit" in text
 
 
 def test_reproduce_errors_name_the_argument(tmp_path):
@@ -58,3 +58,11 @@ def test_a_tiny_run_retrains_bit_for_bit_from_empty_caches(tmp_path, monkeypatch
     result = rp.reproduce(cfg.run_id(), 4, runs_dir=tmp_path / "runs", work_dir=tmp_path)
     assert result.identical, result.report()
     assert os.listdir(tmp_path / "cache-b"), "the second run rebuilt its warm start in its own empty cache"
+    # with the code of the run's recorded commit (a git worktree of HEAD here), in a third empty cache
+    from rlvr_dynamics.paths import REPO_ROOT
+
+    if not (REPO_ROOT / ".git").exists():
+        pytest.skip("not a git checkout: --at-commit needs git worktree")
+    monkeypatch.setenv("RLVR_DYNAMICS_CACHE", str(tmp_path / "cache-c"))
+    at = rp.reproduce(cfg.run_id(), 4, runs_dir=tmp_path / "runs", work_dir=tmp_path, at_commit=True)
+    assert at.identical and at.code_commit == at.recorded_commit, at.report()

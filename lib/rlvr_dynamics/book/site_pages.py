@@ -340,8 +340,8 @@ def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path
     out += ["**Reproducing a run.** `rlvr-dynamics reproduce RUN_ID --steps N` retrains the first N steps of a "
             "committed run (its warm start included) with the code you have and prints `bit-identical` or the "
             "first step that differs. Runs draw from named random streams since they record `rng_streams` in "
-            "their `config.json`; runs made before reproduce with the code of their recorded commit, which each "
-            "family's paragraph names with the commands to check it out.", ""]
+            "their `config.json`; runs made before reproduce with the code of their recorded commit (`--at-commit`, "
+            "a temporary git worktree).", ""]
     for group, items in groups.items():
         infos = [_run_info(run) for run in items]
         commits = sorted({i.get("git_commit", "unknown")[:10] for i in infos})
@@ -351,9 +351,8 @@ def write_downloads(book_dir: Path, entries: list[NotebookEntry], runs_dir: Path
                f"{', '.join(f'`{c}`' for c in commits)}: `rlvr-dynamics reproduce {first} --steps 10` should print "
                "bit-identical with the current code." if streams else
                f"Made before the named random streams, at commit{'s' if len(commits) > 1 else ''} "
-               f"{', '.join(f'`{c}`' for c in commits)}: reproduce at that commit, e.g. `git worktree add "
-               f"../rlvr-{commits[0]} {commits[0]}`, then in that folder `make venv` and "
-               f"`.venv/bin/rlvr-dynamics reproduce {first} --steps 10`.")
+               f"{', '.join(f'`{c}`' for c in commits)}: it reproduces with the code of its commit, "
+               f"`rlvr-dynamics reproduce {first} --steps 10 --at-commit`.")
         out += [f"### {group}-… ({len(items)} run{'s' if len(items) > 1 else ''})", "", how, "",
                 "| run | model | G | learning rate | steps | files |",
                 "|---|---|---:|---:|---:|---|"]
