@@ -7,7 +7,8 @@
 - :mod:`.instrumentation`: ``GRPODynamicsCallback``; :mod:`.fields`: the names it logs (torch-free);
   :mod:`.logprob_changes`: the finite-difference gap alignment of an update; :mod:`._trl_compat`: every use of
   TRL's private API, with the tested TRL range; :mod:`.pilot`: the learning-rate pilot rule.
-- :mod:`.evaluation`: accuracy; :mod:`.cli`: ``rlvr-dynamics train``.
+- :mod:`.evaluation`: accuracy; :mod:`.panel`: the expected reward on a fixed prompt panel during training (schedule,
+  panel draw, estimate); :mod:`.cli`: ``rlvr-dynamics train``.
 
 Heavy imports (torch, TRL) happen inside the modules that need them, never here.
 """

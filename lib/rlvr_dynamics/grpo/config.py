@@ -31,6 +31,7 @@ import yaml
 
 from .tasks import PROMPT_STYLES, REWARDS, TRAIN_TASKS
 from .model_sizes import TINY_SIZES
+from .panel import DEFAULT_PANEL_STEPS, canonical_panel_steps
 
 PRETRAINED_MODELS = ("smollm2-135m",)
 """Pretrained models available offline (from PyPI packages), besides the tiny models."""
@@ -53,7 +54,7 @@ ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "answer_copies": 1, "warm_start": "threshold", "warm_start_correct_frac": 0.2, "warm_start_difficulty_factor": 0.4,
     "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
     "gradient_checkpointing": True, "warm_start_per_copy": False, "warm_start_answer_copies": 0,
-    "mixed_precision": "auto",
+    "mixed_precision": "auto", "panel_size": 0, "panel_steps": DEFAULT_PANEL_STEPS, "panel_greedy": False,
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -181,6 +182,16 @@ class RunConfig:
     """``auto``: bf16 autocast on a GPU that supports it, float32 on CPU (every committed run before this field).
     ``bf16``: bf16 autocast on either (TRL/transformers ``bf16=True``; on CPUs with AVX512-BF16 or AMX it halves
     SmolLM2's step time); the weights, optimizer state and log-softmax stay float32. ``no``: float32 everywhere."""
+    panel_size: int = 0
+    """0: off. Else measure the expected training reward on a fixed panel of this many held-out problems (the same
+    problems for every run, whatever its seed), one completion each sampled at ``temperature`` on an isolated random
+    stream (training is bit-identical with and without it): ``panel_reward`` and its binomial SE ``panel_reward_se``
+    in ``metrics.csv`` at the steps of ``panel_steps``, step 0 in ``eval.json`` (:mod:`~rlvr_dynamics.grpo.panel`)."""
+    panel_steps: str = DEFAULT_PANEL_STEPS
+    """When the panel is measured: ``"2:20,5:60,10"`` is every 2 steps to step 20, every 5 to 60, every 10 after
+    (a YAML list of segments works too; stored in canonical form); the last step always, and step 0."""
+    panel_greedy: bool = False
+    """Also measure greedy accuracy on the panel (``panel_greedy_reward``; a second generation pass)."""
     device: str = "auto"
     """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``."""
     num_threads: int = 2
@@ -189,6 +200,11 @@ class RunConfig:
     """Free text; not part of the run hash."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.panel_steps, (str, int, list, tuple)) and not isinstance(self.panel_steps, bool):
+            try:
+                self.panel_steps = canonical_panel_steps(self.panel_steps)
+            except ValueError:
+                pass  # validate() names the field
         self.validate()
 
     # ------------------------------------------------------------------------------------------ validation
@@ -276,6 +292,14 @@ class RunConfig:
             bad("gap_alignment_fresh", "0 (off) or an integer in [2, 4096]")
         if self.gap_alignment_fresh and not self.gap_alignment:
             bad("gap_alignment_fresh", "0 when gap_alignment is False")
+        v = self.panel_size
+        if isinstance(v, bool) or not isinstance(v, int) or not (0 <= v <= 100_000):
+            bad("panel_size", "0 (off) or an integer in [1, 100000]")
+        canonical_panel_steps(self.panel_steps)  # ValueError naming RunConfig.panel_steps
+        if not isinstance(self.panel_greedy, bool):
+            bad("panel_greedy", "a bool")
+        if self.panel_greedy and not self.panel_size:
+            bad("panel_greedy", "False when panel_size is 0")
         if self.warm_start not in WARM_START_MODES:
             bad("warm_start", f"one of {WARM_START_MODES}")
         float_in("warm_start_correct_frac", 0.0, 1.0, lo_open=True, hi_open=True)

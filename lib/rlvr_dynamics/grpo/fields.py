@@ -17,11 +17,15 @@ CALLBACK_FIELDS = GROUP_FIELDS + RATIO_FIELDS + GAP_FIELDS + ("update_norm", "st
 """Fields the callback adds to every logged training step (plus ``eval_*`` when an ``eval_fn`` is given)."""
 FRESH_GAP_FIELDS = ("gap_alignment_fresh", "cumulative_gap_alignment_fresh", "n_mixed_groups_fresh", "fresh_success")
 """Fields added with ``fresh_samples > 0``: the gap alignment on fresh samples not used by the update (P2-C14)."""
+PANEL_FIELDS = ("panel_reward", "panel_reward_se", "panel_greedy_reward")
+"""Fields of the panel evaluation (``RunConfig.panel_size > 0``, :mod:`~rlvr_dynamics.grpo.panel`), logged under
+the same namespace at the panel's scheduled steps only (the greedy one with ``panel_greedy``)."""
 
 
 def is_callback_field(name: str) -> bool:
-    """Whether bare ``name`` is one of the callback's own fields (:data:`CALLBACK_FIELDS` or ``eval_*``)."""
-    return name in CALLBACK_FIELDS or name in FRESH_GAP_FIELDS or name.startswith("eval_")
+    """Whether bare ``name`` is one of the callback's own fields (:data:`CALLBACK_FIELDS`, :data:`FRESH_GAP_FIELDS`,
+    :data:`PANEL_FIELDS` or ``eval_*``)."""
+    return name in CALLBACK_FIELDS or name in FRESH_GAP_FIELDS or name in PANEL_FIELDS or name.startswith("eval_")
 
 
 def bare_name(key: str) -> str:

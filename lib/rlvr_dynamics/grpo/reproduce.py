@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..paths import REPO_ROOT, RUNS_DIR
@@ -80,13 +80,13 @@ def _read_metrics(path: Path) -> dict[int, dict[str, float]]:
 
 def compare_metrics(committed: Path, fresh: Path, steps: int) -> tuple[bool, int | None, dict[str, float]]:
     """Compare steps 1..``steps`` of two ``metrics.csv`` files: ``(identical, first differing step or None,
-    {column: max |difference|})`` over :data:`COMPARED` plus the evaluation columns present in both. NaN equals
+    {column: max |difference|})`` over :data:`COMPARED` plus the evaluation and panel columns present. NaN equals
     NaN; a step missing from the fresh file is a difference at that step."""
     a, b = _read_metrics(committed), _read_metrics(fresh)
     missing = [s for s in range(1, steps + 1) if s not in a]
     if missing:
         raise ValueError(f"the committed metrics have no step(s) {missing[:5]}: steps must be <= {max(a, default=0)}")
-    cols = [c for c in (*COMPARED, "eval_reward", "eval_reward_sampled") if c in a[1]]
+    cols = [c for c in (*COMPARED, "eval_reward", "eval_reward_sampled", "panel_reward") if c in a[1]]
     first, worst = None, {c: 0.0 for c in cols}
     for s in range(1, steps + 1):
         if s not in b:
@@ -151,7 +151,13 @@ def reproduce(run_id: str, steps: int = 40, *, runs_dir: str | Path | None = Non
         raise ValueError(f"at_commit: run {run_id} records no git_commit")
     with tempfile.TemporaryDirectory(prefix="rlvr-reproduce-", dir=work_dir) as tmp:
         if at_commit:
-            out = _train_at_commit(info["config"], recorded, steps, Path(tmp))
+            from .config import ADDED_FIELD_DEFAULTS
+
+            # fields at their added defaults are left to the old code's own defaults (the same, by the rule of
+            # ADDED_FIELD_DEFAULTS), so a commit that predates a field still reads the config
+            old = {k: v for k, v in asdict(cfg).items()
+                   if k not in ADDED_FIELD_DEFAULTS or v != ADDED_FIELD_DEFAULTS[k]}
+            out = _train_at_commit(old, recorded, steps, Path(tmp))
         else:
             out = run(cfg, runs_dir=tmp, progress=progress, force=True, max_steps_this_call=steps)
         same, first, worst = compare_metrics(folder / "metrics.csv", out / "metrics.csv", steps)

@@ -3,7 +3,8 @@
 Layout of a run (``data/runs/<run-id>/``, committed): ``config.json`` (the config, its hash, K_ref, the warm start,
 the git commit and package versions, ``complete``), ``metrics.csv`` (one row per optimizer step, every TRL metric
 plus :mod:`~rlvr_dynamics.grpo.instrumentation`'s; wall-clock timings are left out so that the same seed gives a
-byte-identical file) and ``eval.json`` (before/after accuracy on the held-out set and the eight evaluation families).
+byte-identical file) and ``eval.json`` (before/after accuracy on the held-out set and the eight evaluation families;
+with ``panel_size > 0`` also ``panel_before``, the panel at step 0: :mod:`~rlvr_dynamics.grpo.panel`).
 
 Resumable state (checkpoints with optimizer, scheduler and RNG states) lives in the cache folder
 (:func:`~rlvr_dynamics.grpo.tiny_model.cache_dir`), never in ``data/``. A run whose ``config.json`` says
@@ -303,15 +304,27 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     prev = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
     info["wall_time_s"] = float(prev.get("wall_time_s", 0.0))
 
-    before_path = work / "eval_before.json"
-    eval_before = None
-    if before_path.exists():
-        eval_before = json.loads(before_path.read_text())
-    elif main:
+    bf16 = use_bf16(cfg, device)
+    panel = None
+    if cfg.panel_size:
+        from .panel import config_panel_problems, evaluate_panel, panel_sample_seed
+
+        panel = config_panel_problems(cfg)  # ValueError naming panel_size, before any training
+    before_path, panel_path = work / "eval_before.json", work / "panel_before.json"
+    eval_before = json.loads(before_path.read_text()) if before_path.exists() else None
+    panel_before = json.loads(panel_path.read_text()) if panel is not None and panel_path.exists() else None
+    if main and (eval_before is None or (panel is not None and panel_before is None)):
         m0 = AutoModelForCausalLM.from_pretrained(model_path).to(device)
-        eval_before = _transfer_eval(m0, tok, cfg, heldout)
+        if eval_before is None:
+            eval_before = _transfer_eval(m0, tok, cfg, heldout)
+            atomic_write_text(before_path, json.dumps(eval_before))
+        if panel is not None and panel_before is None:  # step 0, on the panel's stream (training's RNG untouched)
+            panel_before = evaluate_panel(m0, tok, panel, max_new_tokens=cfg.max_completion_length,
+                                          temperature=cfg.temperature, seed=panel_sample_seed(cfg.seed, 0),
+                                          reward=cfg.reward, prompt_style=cfg.prompt_style, bf16=bf16,
+                                          greedy=cfg.panel_greedy).as_metrics()
+            atomic_write_text(panel_path, json.dumps(panel_before))
         del m0
-        atomic_write_text(before_path, json.dumps(eval_before))
     if main:
         atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
 
@@ -328,6 +341,15 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
                                gap_alignment_every=cfg.gap_alignment_every, fresh_samples=cfg.gap_alignment_fresh,
                                fresh_seed=stream_seed(cfg.seed, "fresh_samples"))
     trainer = make_trainer(cfg, model_path, tok, dataset, work, device, callback=dyn)
+    panel_cb = None
+    if panel is not None:
+        from .panel import PanelCallback, panel_schedule
+
+        panel_cb = PanelCallback(trainer, tok, panel, steps=panel_schedule(cfg.panel_steps, cfg.max_steps),
+                                 seed=cfg.seed, max_new_tokens=cfg.max_completion_length, temperature=cfg.temperature,
+                                 reward=cfg.reward, prompt_style=cfg.prompt_style, bf16=bf16,
+                                 greedy=cfg.panel_greedy)
+        trainer.add_callback(panel_cb)
     trainer.add_callback(_MetricsWriter(run_dir / "metrics.csv"))
     trainer.add_callback(_Progress(cfg.max_steps, cfg.run_id(), progress))
     if max_steps_this_call is not None:
@@ -356,14 +378,17 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     atomic_write_text(run_dir / "metrics.csv", metrics_csv_text(metrics_rows(trainer.state.log_history)))
     if done:
         eval_after = _transfer_eval(trainer.model, tok, cfg, heldout)
-        atomic_write_text(run_dir / "eval.json", json.dumps({"before": eval_before, "after": eval_after,
-                                                             "families": ["heldout", *EVAL_FAMILIES],
-                                                             "n_per_family": cfg.transfer_eval_size,
-                                                             "n_heldout": cfg.eval_size}, indent=1) + "\n")
+        evals = {"before": eval_before, "after": eval_after, "families": ["heldout", *EVAL_FAMILIES],
+                 "n_per_family": cfg.transfer_eval_size, "n_heldout": cfg.eval_size}
+        if panel_before is not None:  # step 0 of the panel curve (metrics.csv holds the later points)
+            evals.update(panel_before=panel_before, n_panel=cfg.panel_size)
+        atomic_write_text(run_dir / "eval.json", json.dumps(evals, indent=1) + "\n")
         info["complete"] = True
         info["train_seconds_last_call"] = time.time() - t_train
         info["seconds_per_step"] = (time.time() - t_train) / max(1, cfg.max_steps - (
             int(ckpt.rsplit("-", 1)[-1]) if ckpt else 0))
+        if panel_cb is not None and panel_cb.points:  # included in seconds_per_step
+            info["panel_seconds_per_point"] = panel_cb.seconds / panel_cb.points
         info["n_parameters"] = sum(p.numel() for p in {id(p): p for p in trainer.model.parameters()}.values())
     if state is not None:
         state.wait_for_everyone()  # every process is done with the checkpoints
