@@ -29,18 +29,6 @@ def read_metrics(path):
     return {"step": log.steps, **log.series}
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cache")
-    old = os.environ.get("RLVR_DYNAMICS_CACHE")
-    os.environ["RLVR_DYNAMICS_CACHE"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("RLVR_DYNAMICS_CACHE", None)
-    else:
-        os.environ["RLVR_DYNAMICS_CACHE"] = old
-
-
 def smoke_config(**kw) -> RunConfig:
     base = dict(name="smoke", model="tiny-s", max_steps=6, num_prompts_per_step=4, num_generations=4,
                 eval_every=3, eval_size=16, transfer_eval_size=0, checkpoint_every=3, train_pool_size=256,

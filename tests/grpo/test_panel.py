@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 import pytest
 
@@ -107,18 +106,6 @@ def test_binomial_se_and_sample_seeds():
 
 
 # ------------------------------------------------------------------------------------------ a run with the panel
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cache")
-    old = os.environ.get("RLVR_DYNAMICS_CACHE")
-    os.environ["RLVR_DYNAMICS_CACHE"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("RLVR_DYNAMICS_CACHE", None)
-    else:
-        os.environ["RLVR_DYNAMICS_CACHE"] = old
-
-
 def _rows(path):
     import csv
 
