@@ -248,13 +248,14 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     n_counted = len(counted_once(verdicts))
     phrases = [("PASS", "**{k} reproduce{s}** as stated (PASS)"), ("PARTIAL", "{k} reproduce{s} in part (PARTIAL)"),
                ("FAIL", "**{k} {do} not reproduce** (FAIL)"),
-               ("CONSISTENT", "{k} {are} consistency checks that hold by construction of the model used "
+               ("CONSISTENT", "{k} {are} {a}consistency check{s_} that hold{s} by construction of the model used "
                               "(CONSISTENT, never counted as a reproduction)"),
                ("INCONCLUSIVE", "{k} could not have shown the effect in the settings here (INCONCLUSIVE)"),
                ("N/A", "{k} need{s} models or hardware this machine lacks (N/A)"),
                (NOT_TESTED, "{k} {are} not tested yet")]
     clauses = [p.format(k=counts[v], s="s" if counts[v] == 1 else "", do="does" if counts[v] == 1 else "do",
-                        are="is" if counts[v] == 1 else "are") for v, p in phrases if counts.get(v)]
+                        are="is" if counts[v] == 1 else "are", a="a " if counts[v] == 1 else "",
+                        s_="" if counts[v] == 1 else "s") for v, p in phrases if counts.get(v)]
     summary = ("; ".join(clauses[:-1]) + " and " + clauses[-1]) if len(clauses) > 1 else "".join(clauses)
     abstract = (f"**In short.** This book tests all {n} claims of the two papers with code you can rerun, at CPU "
                 f"scale: closed forms, bandit simulations and small models trained with GRPO on CPUs. Of the {n}"
