@@ -61,12 +61,15 @@ class Check:
                     rule=claims.rule(claim_id, self.rule) if self.rule else None)
 
 
-def first_step_full_size(optimizer: str, lr_scheduler: str = "constant") -> bool:
-    """True when the optimizer's first update is already full size: bias-corrected Adam (m̂₁ = g₁, v̂₁ = g₁², so the
-    first step is η·g₁/|g₁| per coordinate) without a warm-up. Heavy-ball SGD from rest (momentum buffer = g₁) takes
-    η·g₁ first and grows towards η·g/(1−μ): it starts at rest, as P1's oscillator does (spec §3.5, the slow start is
-    inertia). The project's runner sets ``warmup_steps=0``, so only a warm-up schedule would change Adam's answer."""
-    return optimizer.lower().startswith("adam") and "warmup" not in lr_scheduler
+def first_step_full_size(optimizer: str, lr_scheduler: str = "constant", momentum: float = 0.9) -> bool:
+    """True when the optimizer's first update is already full size, so P1's slow start (inertia, spec §3.5) cannot
+    appear: :func:`rlvr_dynamics.p1.optimizer_start.starts_at_rest` is False (bias-corrected Adam, whose first step is
+    η·g₁/|g₁| per coordinate, or SGD without momentum) and no warm-up schedule shrinks it (the project's runner sets
+    ``warmup_steps=0``, so only a ``*warmup*`` scheduler does). ``momentum`` is P1's μ (Adam's β1 or SGD's
+    heavy-ball coefficient; the runner's default 0.9)."""
+    from ..p1.optimizer_start import starts_at_rest
+
+    return not starts_at_rest(optimizer.lower(), momentum) and "warmup" not in lr_scheduler
 
 
 def binding(parts: list[tuple[str, float, float, str, str]]) -> tuple[str, float, str]:
@@ -114,7 +117,7 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
                 d_bic_osc=oscl.bic - over.bic, osc_regime=oscl.regime, overshoot_se=overshoot,
                 detectable=3 * se_smooth <= min_rise_frac * abs(rise),
                 detect_frac=3 * se_smooth / abs(rise) if rise else math.inf,
-                optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler),
+                optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
                 rise=rise, early=float(np.mean(y[:early_steps])), late=float(np.mean(y[-late_steps:])),
                 **osc, fit=fit, t=t, y=y, ys=ys)
 
