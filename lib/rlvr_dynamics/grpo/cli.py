@@ -12,7 +12,7 @@ import time
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("config", help="experiment YAML (one run, or base/grid/runs; see rlvr_dynamics.grpo.config); several: comma-separated")
     parser.add_argument("--runs-dir", default=None, help="where run folders go (default: data/runs)")
-    parser.add_argument("--only", default=None, help="run only configs whose name contains this text")
+    parser.add_argument("--only", default=None, help="run only configs whose name or run id contains this text; several: comma-separated")
     parser.add_argument("--dry-run", action="store_true", help="list the runs (id, status) and exit")
     parser.add_argument("--force", action="store_true", help="recompute runs even if complete")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -72,7 +72,8 @@ def _run_from_args(args: argparse.Namespace) -> int:
     for path in args.config.split(","):
         runs.extend(load_experiment(path))
     if args.only:
-        runs = [r for r in runs if args.only in r.name]
+        wanted = [w for w in args.only.split(",") if w]
+        runs = [r for r in runs if any(w in r.name or w in r.run_id() for w in wanted)]
     if args.threads:
         runs = [r.replace(num_threads=args.threads) for r in runs]
     root = Path(args.runs_dir) if args.runs_dir else RUNS_DIR
