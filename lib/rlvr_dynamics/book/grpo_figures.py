@@ -82,6 +82,33 @@ def reward_fit_handles(smooth_window: int, seeds: Iterable[int], colors: Sequenc
     return kinds + [proxy(f"seed {s}", colors[i % len(colors)], lw=2.6) for i, s in enumerate(seeds)]
 
 
+def panel_fit_panel(ax: Any, rows: Iterable[dict], colors: Sequence[str] | None = None) -> list[str]:
+    """Per panel row (:func:`rlvr_dynamics.book.grpo_p1_checks.panel_row`: ``t``, ``y``, ``se``, ``fit``): the panel
+    reward with ±1 binomial SE bars (markers), the three-phase fit drawn on every step (thick, the run's colour) and
+    the single-exponential fit (black dashes). Returns the colours used, in order."""
+    colors = list(colors) if colors is not None else list(plotting.SEQUENCE)
+    used = []
+    for i, w in enumerate(rows):
+        c = colors[i % len(colors)]
+        t = np.asarray(w["t"], float)
+        dense = np.arange(0.0, t[-1] + 1.0)
+        ax.errorbar(t, w["y"], yerr=w["se"], fmt="o", ms=3, color=c, alpha=0.75, elinewidth=0.8, capsize=0)
+        ax.plot(dense, w["fit"]["three_phase"].predict(dense), color=c, lw=2.2, zorder=FIT_ZORDER)
+        ax.plot(dense, w["fit"]["single_exponential"].predict(dense), color="k", lw=1.1, ls=(0, (4, 3)),
+                zorder=EXP_ZORDER)
+        used.append(c)
+    return used
+
+
+def panel_fit_handles(n_panel: int, seeds: Iterable[int], colors: Sequence[str] | None = None) -> list[Any]:
+    """Legend handles of :func:`panel_fit_panel`: the three kinds of mark (in grey) and one colour per seed."""
+    colors = list(colors) if colors is not None else list(plotting.SEQUENCE)
+    grey = plotting.COLORS["muted"]
+    kinds = [proxy(f"panel reward ({n_panel} prompts) ± 1 SE", grey, lw=0, marker="o"),
+             proxy("three-phase fit", grey, lw=2.2), proxy("single-exponential fit", "k", ls=(0, (4, 3)), lw=1.1)]
+    return kinds + [proxy(f"seed {s}", colors[i % len(colors)], lw=2.2) for i, s in enumerate(seeds)]
+
+
 def slope_reference(ax: Any, x: Sequence[float], x0: float, y0: float, slope: float, label: str, *,
                     color: str = "k", ls: Any = ":") -> Any:
     """On log-log axes, the line y = y0 (x/x0)^slope over the range of ``x``: the reference of a tested slope."""

@@ -22,6 +22,10 @@ the keyword arguments of :class:`rlvr_dynamics.book.claims.Claim`.
   registered (:func:`c15_verdict`).
 * P1-C14 (§5): transfer gains G-invariant (equivalence per family) and falling from near to far families, on the
   families with headroom (:func:`c14_verdict`).
+* Panel curves (issue 23): :func:`panel_row` gives the same fields for a run's fixed-panel reward curve (256
+  held-out prompts at a dense schedule), by the rule pre-registered in ``book/claims.yml``; its noise ceiling is
+  :func:`panel_noise_ceiling` (the larger of the binomial and the step-to-step noise). The verdict functions take
+  either kind of row.
 * P1-C5 (§3.8): the equivalence statistic Δ = mean over models of (plateau G=4 − plateau G=16) / mean rise, with a
   t-interval from the seed spread pooled over the model × G cells; PASS when the CI lies inside ±``margin``.
 """
@@ -120,6 +124,74 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
                 optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
                 rise=rise, early=float(np.mean(y[:early_steps])), late=float(np.mean(y[-late_steps:])),
                 **osc, fit=fit, t=t, y=y, ys=ys)
+
+
+def panel_noise_ceiling(y, se) -> tuple[float, float, float]:
+    """The panel curve's noise ceiling 1 − σ²/Var(r), pre-registered in ``book/claims.yml`` (P1-C9 scope, issue 23):
+    σ² is the larger of the mean squared binomial SE of the points (the sampling noise of the panel estimate) and
+    std(Δr)²/2 over consecutive points (the book's step-noise estimate, which also holds the policy's own jitter).
+    Returns ``(ceiling, σ²_binomial, σ²_difference)``; the ceiling is NaN for a constant or too short curve."""
+    from .. import runs as R
+
+    y = np.asarray(y, dtype=float)
+    se = np.asarray(se, dtype=float)
+    var_binomial = float(np.mean(se ** 2)) if se.size else math.nan
+    var_difference = R.step_sigma(y, robust=False) ** 2
+    var = float(np.var(y, ddof=1)) if y.size >= 3 else 0.0
+    ceiling = 1.0 - max(var_binomial, var_difference) / var if var > 0 else math.nan
+    return ceiling, var_binomial, var_difference
+
+
+def panel_row(run, curve: dict, *, late_steps: int, min_rise_frac: float) -> dict:
+    """:func:`run_row`'s fields for a run's fixed-panel curve (``curve`` = :func:`rlvr_dynamics.grpo.panel.panel_curve`
+    of the run folder: ``step``, ``reward``, ``se``), by the rule pre-registered in ``book/claims.yml`` (issue 23):
+
+    * the same laws and bounds as a training curve, fitted unweighted, time from step 0;
+    * noise ceiling :func:`panel_noise_ceiling` (the conservative of the binomial and the step-difference noise);
+    * start = the panel at step 0, plateau (``late``) = the mean of the points at steps ≥ max_steps − ``late_steps``,
+      rise = plateau − start; ``rise_max`` = the highest point − start;
+    * R'(0)/max R' of the three-phase fit on every integer step 0..last;
+    * overshoot = max over the points after step 0 of (r_i − R∞)/SE_i, R∞ from the overdamped response fit, SE_i the
+      point's binomial SE (no smoothing); detectable when 3 × mean SE ≤ ``min_rise_frac`` × |rise|.
+
+    ValueError naming the run when the curve has no step-0 point (the base model is its start) or fewer than 5
+    points."""
+    from .. import runs as R
+    from ..p1 import laws
+    from ..runs import response_laws as rl
+
+    if not (isinstance(late_steps, int) and late_steps >= 1):
+        raise ValueError(f"late_steps must be an integer >= 1, got {late_steps!r}")
+    t = np.asarray(curve["step"], dtype=float)
+    y = np.asarray(curve["reward"], dtype=float)
+    se = np.asarray(curve["se"], dtype=float)
+    if t.size < 5 or t[0] != 0:
+        raise ValueError(f"panel curve of {run.id} needs a step-0 point and >= 5 points, got steps {t.tolist()}")
+    c = run.config
+    bounds = R.report.resolve_reward_bounds(y)
+    fit = laws.compare_laws(t, y, r_bounds=bounds)
+    osc = R.analysis.implied_oscillator(fit["three_phase"], c.momentum, run.refresh_interval)
+    over = rl.fit_response(t, y, "overdamped", reward_bounds=bounds)
+    oscl = rl.fit_response(t, y, "oscillatory", reward_bounds=bounds)
+    dense = np.arange(0.0, t[-1] + 1.0)
+    slope = np.abs(np.gradient(fit["three_phase"].predict(dense), dense))
+    ceiling, var_binomial, var_difference = panel_noise_ceiling(y, se)
+    late_mask = t >= c.max_steps - late_steps
+    early, late = float(y[0]), float(np.mean(y[late_mask])) if late_mask.any() else math.nan
+    rise = late - early
+    mean_se = float(np.mean(se))
+    r_inf = over.params.get("r_inf", math.nan) if over.params else math.nan
+    overshoot = float(np.max((y[1:] - r_inf) / se[1:])) if np.isfinite(r_inf) else math.nan
+    return dict(run=run.id, model=c.model, G=c.num_generations, seed=c.seed, curve="panel",
+                rise_max=float(np.max(y) - early), ceiling=ceiling, sigma_binomial=math.sqrt(var_binomial),
+                sigma_difference=math.sqrt(var_difference), mean_se=mean_se,
+                r2_tp=fit["three_phase"].r2, r2_se=fit["single_exponential"].r2, d_aic=fit["delta_aic"],
+                d_bic=fit["delta_bic"], slow_start=float(slope[0] / slope.max()) if slope.max() > 0 else math.nan,
+                d_bic_osc=oscl.bic - over.bic, osc_regime=oscl.regime, overshoot_se=overshoot,
+                detectable=3 * mean_se <= min_rise_frac * abs(rise),
+                detect_frac=3 * mean_se / abs(rise) if rise else math.inf,
+                optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
+                rise=rise, early=early, late=late, **osc, fit=fit, t=t, y=y, se=se)
 
 
 def print_fit_table(rows: list[dict]) -> None:
