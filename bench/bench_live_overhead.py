@@ -16,7 +16,17 @@ machine: two torch processes at once slow each other down. Everything is offline
 
     .venv/bin/python bench/bench_live_overhead.py [--models tiny-m4,smollm2-135m] [--steps 12] [--warmup 2]
 
-Measured 2026-12-01 on 2 CPU cores, nothing else running: see the closing note of issue 20 and the README of bench.
+Measured 2026-12-01 (2-core AMD EPYC, AVX2 only, float32, batch 16 = 4 prompts x G 4, 6 timed steps after 1,
+nothing else running), seconds per step and overhead against the mean of the two bare runs:
+
+    smollm2-135m  bare 45.1 / 36.1 (drift -20 %)  every=1 66.2 (+63 %)  every=5 53.5 (+32 %)  every=10 54.9 (+35 %)
+                  every=10 with gap every 10: 37.0 (-9 %, within the drift)
+    tiny-m4       bare 0.095 / 0.093 (drift -2 %)  every=1 0.121 (+28 %)  every=5 0.112 (+18 %)  every=10 0.113 (+20 %)
+                  every=10 with gap every 10: 0.098 (+4 %)
+
+The cost is the gap alignment's two extra forward passes per measured step, not the doctor's fits: with the gap
+measured every 10 steps the overhead is within the machine's drift. SmolLM2's step-to-step spread on these shared
+cores (the bare runs differ by 20 %) is larger than the doctor's own cost.
 """
 from __future__ import annotations
 
