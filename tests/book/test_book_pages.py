@@ -203,7 +203,9 @@ def test_make_pages_keeps_the_raw_copy_and_rebuilds_from_it(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("text, want", [
     ("was seen (issue 9).", "was seen."), ("2026-12-01 (issue 21), after the v2", "2026-12-01, after the v2"),
-    ("a (Issue 9). PASS rule", "a. PASS rule"), ("no reference here", "no reference here"), (None, "")])
+    ("a (Issue 9). PASS rule", "a. PASS rule"),
+    ("(fixed 2026-12-01, before any run was read; issue 23): the row", "(fixed 2026-12-01, before any run was read): the row"),
+    ("(see x, issue 4) y", "(see x) y"), ("no reference here", "no reference here"), (None, "")])
 def test_reader_text_drops_tracker_references(text, want):
     assert markup.reader_text(text) == want
 

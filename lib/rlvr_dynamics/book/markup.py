@@ -79,14 +79,17 @@ def md_escape(text: Any) -> str:
 
 
 _TRACKER = re.compile(r"\s*\((?:see )?issues? #?\d+\)", re.I)
+_TRACKER_IN_PARENS = re.compile(r"\s*[;,]\s*(?:see )?issues? #?\d+(?=\s*\))", re.I)
 
 
 def reader_text(text: Any) -> str:
     """Text written for developers (claims.yml's ``changed_after_result``, reasons) without its tracker references:
-    ``"... was seen (issue 9)."`` → ``"... was seen."``; ``"2026-12-01 (issue 21), after"`` → ``"2026-12-01, after"``."""
+    ``"... was seen (issue 9)."`` → ``"... was seen."``; ``"2026-12-01 (issue 21), after"`` → ``"2026-12-01, after"``; ``"(fixed 2026-12-01, before a run was read; issue 23)"``
+    → ``"(fixed 2026-12-01, before a run was read)"``."""
     if text is None:
         return ""
-    return re.sub(r"\s+([,.;])", r"\1", _TRACKER.sub(" ", str(text))).strip()
+    text = _TRACKER_IN_PARENS.sub("", _TRACKER.sub(" ", str(text)))
+    return re.sub(r"\s+([,.;])", r"\1", text).strip()
 
 
 def md_code(value: Any) -> str:

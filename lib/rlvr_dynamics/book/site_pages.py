@@ -212,14 +212,14 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         out += ["*Pre-registered criterion:*", ""]
         out += [f"- *{label}:* {text}" for label, text in criterion_fields(cid)] + [""]
         if c.get("scope") or info.get("scope"):
-            out += [f"*Scope:* {md_escape(c.get('scope') or info.get('scope'))}", ""]
+            out += [f"*Scope:* {md_escape(reader_text(c.get('scope') or info.get('scope')))}", ""]
         if c.get("changed_after_result"):
             out += [f"*Criterion changed after a result was seen:* {md_escape(reader_text(c['changed_after_result']))}", ""]
         out += [f"*Scale:* {info.get('scale', '–')}", ""]
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]
         out += [f"*Tested on:* {', '.join(pages) if pages else 'no page yet'}. *Why this verdict:* "
-                f"{md_escape(c['reason'])}", ""]
+                f"{md_escape(reader_text(c['reason']))}", ""]
     out += [f"({spec_label(paper)})=", f"## Spec sections and the pages that mirror them", "",
             f"The pages cite sections (§) of the project's technical spec of {paper} (not public here); this "
             "table says which page tests which section.", "",
