@@ -6,6 +6,7 @@ and checkpoint cache shared by the book build (MathJax) and the GRPO code (warm 
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +34,20 @@ RUNS_DIR = DATA_DIR / "runs"
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "HF_HUB_DISABLE_TELEMETRY": "1", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1"}
 """Environment of every notebook execution and book build: nothing reaches a model or dataset hub."""
+
+PORTABLE_NUMERICS_ENV = ({"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Haswell",
+                          "OPENBLAS_NUM_THREADS": "1", "MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
+                          "ONEDNN_MAX_CPU_ISA": "AVX2"}
+                         if platform.machine().lower() in ("x86_64", "amd64") else {})
+"""Environment of every notebook execution on x86-64: the same floating-point code paths on any AVX2 CPU, with or
+without AVX-512. NumPy's runtime dispatch stops at AVX2 (its AVX-512 exp/log and SVML kernels round differently),
+OpenBLAS uses its Haswell kernels on one thread (blocking and kernels are chosen per CPU otherwise), and torch's
+MKL, ATen and oneDNN kernels are held at AVX2. Without it the stored notebooks (the nbval baseline) differ in the
+last digits between an AVX2 and an AVX-512 machine, and a bisected threshold or a count near a cut differs in
+more. Set only when running the notebooks: the library itself runs at full speed elsewhere."""
+
+NOTEBOOK_ENV = {**OFFLINE_ENV, **PORTABLE_NUMERICS_ENV}
+"""Environment of every notebook execution (papermill runner, nbval): offline and CPU-portable."""
 
 HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
 """The subset that keeps transformers, datasets and the hub client offline."""

@@ -33,7 +33,7 @@ import yaml
 
 from .. import __version__
 from .._io import atomic_write_text
-from ..paths import BOOK_DIR, NOTEBOOK_DIR, OFFLINE_ENV, REGISTRY_DIR, REPO_ROOT, STORED_CLAIMS_DIR
+from ..paths import BOOK_DIR, NOTEBOOK_DIR, NOTEBOOK_ENV, REGISTRY_DIR, REPO_ROOT, STORED_CLAIMS_DIR
 from .claims import CLAIMS_DIR_ENV, checklist
 
 PAPERS = {"P1": "Predictable GRPO", "P2": "Gradient gap and step-size thresholds"}
@@ -277,8 +277,8 @@ def run_notebook(entry: NotebookEntry, overrides: dict[str, Any] | None = None, 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"rlvr-{entry.id}-") as tmp:
         tmp_nb = Path(tmp) / f"{entry.id}.ipynb"
-        saved_env = {k: os.environ.get(k) for k in (*OFFLINE_ENV, CLAIMS_DIR_ENV)}
-        os.environ.update(OFFLINE_ENV)
+        saved_env = {k: os.environ.get(k) for k in (*NOTEBOOK_ENV, CLAIMS_DIR_ENV)}
+        os.environ.update(NOTEBOOK_ENV)
         os.environ[CLAIMS_DIR_ENV] = tmp
         try:
             papermill.execute_notebook(str(entry.path), str(tmp_nb), parameters=params, kernel_name="python3",
