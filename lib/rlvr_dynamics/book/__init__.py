@@ -7,6 +7,7 @@
   :mod:`.pages` (executed notebook → reader-first page), :mod:`.site_pages` (TOC, scorecard, claims appendix,
   landing, downloads), :mod:`.markup` (badges, links, criterion text) and :mod:`.explorer` (the explorer's data).
 - :mod:`.browser_check`: headless Chromium over the built book.
+- :mod:`.field_reference`: the tables of the live doctor's and the TRL callback's logged fields (units, claims).
 
 Submodules are imported on use (papermill and the book toolchain are heavy): ``from rlvr_dynamics.book import
 claims``.
