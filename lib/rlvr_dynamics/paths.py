@@ -43,8 +43,9 @@ PORTABLE_NUMERICS_ENV = ({"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_
 without AVX-512. NumPy's runtime dispatch stops at AVX2 (its AVX-512 exp/log and SVML kernels round differently),
 OpenBLAS uses its Haswell kernels on one thread (blocking and kernels are chosen per CPU otherwise), and torch's
 MKL, ATen and oneDNN kernels are held at AVX2. Without it the stored notebooks (the nbval baseline) differ in the
-last digits between an AVX2 and an AVX-512 machine, and a bisected threshold or a count near a cut differs in
-more. Set only when running the notebooks: the library itself runs at full speed elsewhere."""
+last digits between CI machines (measured on a 2-core AVX2 EPYC: OpenBLAS on 2 threads moved a bisected slope
+from 0.5148 to 0.5046 and a plateau count from 1 to 2). Set for notebook executions and the test session only:
+the library itself runs at full speed elsewhere."""
 
 NOTEBOOK_ENV = {**OFFLINE_ENV, **PORTABLE_NUMERICS_ENV}
 """Environment of every notebook execution (papermill runner, nbval): offline and CPU-portable."""

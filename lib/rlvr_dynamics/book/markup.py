@@ -84,8 +84,8 @@ _TRACKER_IN_PARENS = re.compile(r"\s*[;,]\s*(?:see )?issues? #?\d+(?=\s*\))", re
 
 def reader_text(text: Any) -> str:
     """Text written for developers (claims.yml's ``changed_after_result``, reasons) without its tracker references:
-    ``"... was seen (issue 9)."`` → ``"... was seen."``; ``"2026-12-01 (issue 21), after"`` → ``"2026-12-01, after"``; ``"(fixed 2026-12-01, before a run was read; issue 23)"``
-    → ``"(fixed 2026-12-01, before a run was read)"``."""
+    ``"... was seen (issue 9)."`` → ``"... was seen."``; ``"2026-12-01 (issue 21), after"`` → ``"2026-12-01, after"``;
+    ``"(fixed 2026-12-01, before a run was read; issue 23)"`` → ``"(fixed 2026-12-01, before a run was read)"``."""
     if text is None:
         return ""
     text = _TRACKER_IN_PARENS.sub("", _TRACKER.sub(" ", str(text)))

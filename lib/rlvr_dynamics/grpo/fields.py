@@ -66,8 +66,8 @@ FIELD_REFERENCE: dict[str, tuple[str, str, str]] = {
     "panel_greedy_reward": ("the panel scored with greedy decoding (`panel_greedy`)", "reward", "P1-C14"),
 }
 """Every field above with ``(meaning, unit, claim)``: the reference table of the callback's own fields, shown in
-the book beside the live doctor's (:func:`rlvr_dynamics.book.field_reference.callback_fields_markdown`). Units: ``reward`` is the reward's own scale, ``1``
-a pure number, ``nats`` a change of log-probability."""
+the book beside the live doctor's (:func:`rlvr_dynamics.book.field_reference.callback_fields_markdown`). Units:
+``reward`` is the reward's own scale, ``1`` a pure number, ``nats`` a change of log-probability."""
 
 
 def is_callback_field(name: str) -> bool:

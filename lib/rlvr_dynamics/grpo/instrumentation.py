@@ -39,8 +39,8 @@ single-process value on the same batch; ``group_distinct_frac`` and the ratio fi
   carried forward between evaluations and ``eval_step`` says when it was measured.
 
 Each field's unit and the claim it serves: :data:`rlvr_dynamics.grpo.fields.FIELD_REFERENCE` (the table on the
-book's "Diagnose a run" page). ``gap_alignment`` is per unit learning rate, so with Adam it grows with the parameter
-count (around 1e5–1e6 on SmolLM2-135M).
+book's "Diagnose a run" page); ``gap_alignment`` is per unit learning rate, so with Adam it grows with the
+parameter count (typical ranges there).
 
 With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live from each
 step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this callback's); its outputs
