@@ -46,7 +46,14 @@ HEADER = """\
 #                         Numbers are labelled "paper value" (stated in the paper), "spec value" (derived by the
 #                         spec's author, [D]) or "project choice"
 #   scope                 the setting, and the scope the claim covers (rows outside it are context only)
-#   changed_after_result  null, or why the criterion was changed after a result was seen (its own commit)
+#   changed_after_result  null (the criterion was fixed before the result), or a list of amendments made after a
+#                         result was seen, oldest first, each in its own commit titled "changed after the result":
+#                           date            the day of the change (YYYY-MM-DD)
+#                           change          what changed and what result had been seen
+#                           verdict_before  the verdict under the rule in force before this change (a verdict word),
+#                                           or 'unchanged' when the change did not move it
+#                           kind_before     (instead of verdict_before, for a change of the claim's kind) the kind
+#                                           before: the verdict under it is computed from the evidence rows
 # Claim-level fields (hand-written, optional): kind (universal | existence: the paper says "can" / "there exists"),
 # same_phenomenon_as (another claim id measured by the same experiment: the two count once in the totals).
 #

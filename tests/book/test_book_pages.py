@@ -95,6 +95,31 @@ def test_results_box_shows_every_row_and_the_scorecard_headline():
     assert "`2.0` [1.5, 2.5] (ratio)" in other
 
 
+def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch):
+    """Every results box says, per claim, "criterion fixed before the result" or "amended after the result (dates):
+    verdict under the first rule → now" with the changes folded (issue 30); the scorecard reads the same function."""
+    from rlvr_dynamics.book import markup, site_pages
+    known = {k: dict(v) for k, v in claims.checklist().items()}
+    known["P1-C2"]["changed_after_result"] = [{"date": "2026-11-30", "change": "Threshold moved (issue 9).",
+                                                "verdict_before": "PASS"}]
+    known["P1-C3"]["changed_after_result"] = None
+    monkeypatch.setattr(claims, "checklist", lambda: known)
+    monkeypatch.setattr(markup, "checklist", lambda: known)
+    rows = ROWS + [{"id": "P1-C2", "notebook": "demo_page", "verdict": "FAIL", "statement": "s", "measured": 1.0,
+                    "reason": "r", "setting": "exact"}]
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(rows)}
+    box = pages.results_box(_entry(), rows, verdicts)
+    c2, c3 = box.split("**{ref}`P1-C3")[0], box.split("**{ref}`P1-C3")[1].split(":::{admonition}")[0]
+    assert "Criterion amended after the result (2026-11-30; 1 change): verdict under the first rule, when it was " \
+           "applied, PASS → now FAIL" in c2
+    assert "Criterion fixed before the result" in c3 and "amended" not in c3
+    assert "*2026-11-30* (verdict before this change: PASS): Threshold moved." in box   # tracker ref dropped
+    assert "Pre-registered" not in box
+    card = site_pages.scorecard_markdown(rows, [_entry()])
+    assert "amended 2026-11-30 · first rule PASS → FAIL" in card and "fixed before the result" in card
+    assert "verdicts rest on a criterion amended after a result was seen" in card
+
+
 def test_claim_ids_and_spec_sections_link_to_the_appendix_outside_code(page):
     intro = page.cells[2].source
     assert "{ref}`P1-C2 <claim-p1-c2>`" in intro

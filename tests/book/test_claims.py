@@ -97,7 +97,7 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     assert [v["id"] for v in out] == list(claims.checklist())
     assert len(out) == 31
     assert all(set(v) == {"id", "paper", "kind", "same_phenomenon_as", "statement", "criterion", "scope",
-                          "changed_after_result", "verdict", "decider", "measured", "ci", "unit", "reason", "evidence",
+                          "changed_after_result", "provenance", "verdict", "decider", "measured", "ci", "unit", "reason", "evidence",
                           "by_setting", "by_page"} for v in out)
     assert {v["verdict"] for v in out} == {"NOT TESTED"}
     assert out[0]["reason"] == "no notebook records this claim" and out[0]["evidence"] == []
@@ -295,8 +295,9 @@ def test_every_claim_has_a_preregistered_criterion(cid):
     assert "PASS" in crit["threshold"], cid
     # every number's source is labelled: the paper's, the spec author's derivation, or this project's choice
     assert any(s in crit["tolerance"] for s in ("paper value", "spec value", "project choice")), cid
-    assert c["changed_after_result"] is None or (isinstance(c["changed_after_result"], str)
-                                                 and c["changed_after_result"].strip()), cid
+    assert c["changed_after_result"] is None or isinstance(c["changed_after_result"], list), cid
+    for a in claims.amendments(cid):  # each amendment is dated, says what changed, and the verdict before it
+        assert a["change"].strip() and a["date"] >= "2026-11-29", (cid, a)
     values = dict(crit.get("values") or {})
     rules = values.pop("rules", None) or {}
     assert all(isinstance(v, (int, float)) for v in values.values()), cid
@@ -343,3 +344,64 @@ def test_regenerating_the_ledger_changes_nothing(tmp_path):
     target.write_text(claims.CHECKLIST_PATH.read_text(encoding="utf-8"), encoding="utf-8")
     mod.main(str(SPECS), target)
     assert target.read_text(encoding="utf-8") == claims.CHECKLIST_PATH.read_text(encoding="utf-8")
+
+
+# --- criterion provenance: fixed before the result, or amended after it (issue 30) -----------------------------
+
+def _ledger_with(monkeypatch, cid, changed, kind=None):
+    """claims.checklist() with ``cid``'s changed_after_result (and kind) replaced."""
+    known = {k: dict(v) for k, v in claims.checklist().items()}
+    known[cid]["changed_after_result"] = changed
+    if kind:
+        known[cid]["kind"] = kind
+    monkeypatch.setattr(claims, "checklist", lambda: known)
+    return known
+
+
+def test_provenance_of_a_criterion_fixed_before_the_result(monkeypatch):
+    _ledger_with(monkeypatch, "P1-C3", None)
+    prov = claims.criterion_provenance("P1-C3", [_row("P1-C3", "PASS", "nb")])
+    assert prov == {"amended": False, "amendments": [], "dates": [], "first_verdict": None, "verdict": "PASS"}
+
+
+def test_provenance_first_verdict_unchanged_entries_and_a_computed_kind_change(monkeypatch):
+    changed = [{"date": "2026-11-30", "change": "first change", "verdict_before": "PASS"},
+               {"date": "2026-12-01", "change": "wording", "verdict_before": "unchanged"},
+               {"date": "2026-12-01", "change": "relabelled existence", "kind_before": "universal"}]
+    _ledger_with(monkeypatch, "P2-C10", changed, kind="existence")
+    rows = [_row("P2-C10", "PASS", "nb_a"), _row("P2-C10", "FAIL", "nb_b")]
+    prov = claims.criterion_provenance("P2-C10", rows)
+    assert prov["verdict"] == "PASS"                                  # existence: the strongest decisive row
+    assert [a["verdict_before"] for a in prov["amendments"]] == ["PASS", "FAIL", "FAIL"]
+    assert prov["amendments"][2]["computed"] and prov["first_verdict"] == "PASS"
+    assert prov["dates"] == ["2026-11-30", "2026-12-01"]
+    by_id = {v["id"]: v for v in claims.claim_verdicts(rows)}
+    assert by_id["P2-C10"]["provenance"] == prov                      # the one function claim_verdicts carries
+
+
+@pytest.mark.parametrize("changed, match", [
+    ("a free-text reason", "must be null or a list"),
+    ([{"date": "2026-12-01", "change": "x"}], "exactly one of verdict_before and kind_before"),
+    ([{"date": "2026-12-01", "change": "x", "verdict_before": "GOOD"}], "verdict_before 'GOOD'"),
+    ([{"date": "Dec 1", "change": "x", "verdict_before": "PASS"}], "date YYYY-MM-DD"),
+    ([{"date": "2026-12-01", "change": "x", "verdict_before": "PASS", "why": "y"}], "keys from"),
+    ([{"date": "2026-12-01", "change": "b", "verdict_before": "PASS"},
+      {"date": "2026-11-30", "change": "a", "verdict_before": "PASS"}], "oldest first"),
+])
+def test_amendments_are_checked(monkeypatch, changed, match):
+    _ledger_with(monkeypatch, "P1-C3", changed)
+    with pytest.raises(ValueError, match=match):
+        claims.amendments("P1-C3")
+
+
+def test_the_ledger_records_the_amendments_found_after_the_fact():
+    """The five changes an audit found unrecorded (issue 30) are in the ledger, with the verdict before each."""
+    def has(cid, words, before=None):
+        return any(words in a["change"] and (before is None or a.get("verdict_before") == before)
+                   for a in claims.amendments(cid))
+    assert has("P1-C12", "full oscillation signature", "PASS")
+    assert has("P2-C15", "CIs that exclude the effects", "INCONCLUSIVE")
+    assert has("P1-C13", "induction check", "FAIL")
+    assert has("P2-C8", "prototype slopes", "FAIL")
+    for cid in ("P2-C9", "P2-C10"):
+        assert any(a.get("kind_before") == "universal" for a in claims.amendments(cid)), cid

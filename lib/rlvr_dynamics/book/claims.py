@@ -105,8 +105,8 @@ def criterion(claim_id: str) -> dict[str, Any]:
     "changed_after_result"}``: ``statement`` is the spec's checklist line, ``paper_statement`` the claim as the paper
     states it, ``quantity`` the independent quantity measured (and why it is not true by construction),
     ``criterion`` a dict ``{"statistic", "threshold", "tolerance", "seeds"}``, ``scope`` the setting and the scope
-    the claim covers, ``changed_after_result`` ``None`` or the reason the criterion was changed after a result was
-    seen. Missing fields are ``None``. Raises ``KeyError`` for an unknown id.
+    the claim covers, ``changed_after_result`` ``None`` or the list of changes made after a result was seen
+    (:func:`amendments` reads and checks it). Missing fields are ``None``. Raises ``KeyError`` for an unknown id.
     """
     known = checklist()
     if claim_id not in known:
@@ -177,6 +177,78 @@ def rule_holds(rule: dict[str, Any], measured: Any, ci: Any = None) -> bool:
         return abs(m) <= float(bound)
     b = float(bound)
     return {"<=": m <= b, "<": m < b, ">=": m >= b, ">": m > b}[op]
+
+
+AMENDMENT_KEYS = ("date", "change", "verdict_before", "kind_before")
+"""Keys of one entry of a claim's ``changed_after_result`` list in ``book/claims.yml``: ``date`` (YYYY-MM-DD),
+``change`` (what changed and what result had been seen), and either ``verdict_before`` (the verdict under the rule in
+force before the change, a word of :data:`VERDICTS`, or ``"unchanged"``) or ``kind_before`` (for a change of the
+claim's ``kind``: the verdict under the earlier kind is computed from the evidence rows, never typed)."""
+
+
+def amendments(claim_id: str) -> list[dict[str, Any]]:
+    """The criterion changes made after a result was seen (``changed_after_result`` in ``book/claims.yml``), oldest
+    first, each ``{"date", "change", "verdict_before" or "kind_before"}``; ``[]`` when the criterion was fixed before
+    the result. Raises ``ValueError`` for an entry with unknown or missing keys."""
+    raw = criterion(claim_id)["changed_after_result"]
+    if raw in (None, [], ""):
+        return []
+    if not isinstance(raw, list):
+        raise ValueError(f"{claim_id}: changed_after_result must be null or a list of amendments "
+                         f"({AMENDMENT_KEYS}), got {type(raw).__name__}")
+    out = []
+    for k, item in enumerate(raw):
+        if not isinstance(item, dict) or set(item) - set(AMENDMENT_KEYS):
+            raise ValueError(f"{claim_id}: amendment {k} must be a mapping with keys from {AMENDMENT_KEYS}, "
+                             f"got {item!r}")
+        date, change = str(item.get("date") or ""), str(item.get("change") or "").strip()
+        if len(date) != 10 or date[4] != "-" or date[7] != "-" or not change:
+            raise ValueError(f"{claim_id}: amendment {k} needs a date YYYY-MM-DD and a change, got {item!r}")
+        has_v, has_k = item.get("verdict_before") is not None, item.get("kind_before") is not None
+        if has_v == has_k:
+            raise ValueError(f"{claim_id}: amendment {k} needs exactly one of verdict_before and kind_before")
+        if has_v and item["verdict_before"] not in (*VERDICTS, "unchanged"):
+            raise ValueError(f"{claim_id}: amendment {k} verdict_before {item['verdict_before']!r} must be one of "
+                             f"{VERDICTS} or 'unchanged'")
+        if has_k and item["kind_before"] not in CLAIM_KINDS:
+            raise ValueError(f"{claim_id}: amendment {k} kind_before {item['kind_before']!r} must be one of "
+                             f"{CLAIM_KINDS}")
+        out.append(dict(item))
+    if [a["date"] for a in out] != sorted(a["date"] for a in out):
+        raise ValueError(f"{claim_id}: amendments must be listed oldest first")
+    return out
+
+
+def criterion_provenance(claim_id: str, rows: list[dict[str, Any]], verdict: str | None = None
+                         ) -> dict[str, Any]:
+    """Whether the headline verdict of ``claim_id`` rests on a criterion fixed before the result or amended after
+    it: the one function every page (results box, scorecard, landing page, claims appendix) reads.
+
+    ``rows`` are the claim's evidence rows (as :func:`claim_verdicts` gets them); ``verdict`` is its headline now
+    (computed from ``rows`` when omitted). Returns ``{"amended", "amendments", "dates", "first_verdict",
+    "verdict"}``: ``amendments`` as :func:`amendments` returns them, each with ``verdict_before`` resolved (an entry
+    with ``kind_before`` gets the headline of ``rows`` under that kind; ``"unchanged"`` takes the verdict after the
+    change); ``first_verdict`` is the verdict under the first rule, when it was applied (``None`` when the criterion
+    was never amended); ``verdict`` the headline now.
+    """
+    entry = checklist()[claim_id]
+    kind = entry.get("kind") or "universal"
+    now = verdict if verdict is not None else headline(rows, kind)[0]
+    items = amendments(claim_id)
+    resolved: list[dict[str, Any]] = []
+    for item in items:
+        out = dict(item)
+        if item.get("kind_before") is not None:
+            out["verdict_before"] = headline(rows, item["kind_before"])[0]
+            out["computed"] = True
+        resolved.append(out)
+    # "unchanged": the verdict after the change, i.e. the next entry's verdict before it, else the verdict now
+    for k in range(len(resolved) - 1, -1, -1):
+        if resolved[k]["verdict_before"] == "unchanged":
+            resolved[k]["verdict_before"] = resolved[k + 1]["verdict_before"] if k + 1 < len(resolved) else now
+    return {"amended": bool(resolved), "amendments": resolved,
+            "dates": list(dict.fromkeys(a["date"] for a in resolved)),
+            "first_verdict": resolved[0]["verdict_before"] if resolved else None, "verdict": now}
 
 
 CRITERION_KEYS = ("statistic", "threshold", "partial", "fail", "inconclusive_if", "consistent_only", "tolerance",
@@ -413,10 +485,12 @@ def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     ``rows`` are evidence rows as :func:`rlvr_dynamics.book.markup.load_verdicts` returns them (each
     ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, kind,
-    same_phenomenon_as, statement, criterion, scope, changed_after_result, verdict, measured, ci, unit, decider,
-    reason, evidence, by_setting, by_page``:
+    same_phenomenon_as, statement, criterion, scope, changed_after_result, provenance, verdict, measured, ci, unit,
+    decider, reason, evidence, by_setting, by_page``:
 
     - ``verdict``: the headline (:func:`headline` over all rows of the claim);
+    - ``provenance``: :func:`criterion_provenance` (fixed before the result, or amended after it: when, what, and
+      the verdict under the first rule), what every page says beside the verdict;
     - ``decider``: the deciding row (``None`` when NOT TESTED); ``measured``, ``ci`` and ``unit`` are its;
     - ``by_setting``: ``{setting: verdict}`` for each setting with rows (:func:`headline` over that setting's rows;
       the ``context`` cell uses the context rows as if in scope, and is shown, never counted);
@@ -478,6 +552,7 @@ def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "criterion": entry.get("criterion"),
             "scope": entry.get("scope"),
             "changed_after_result": entry.get("changed_after_result"),
+            "provenance": criterion_provenance(cid, evidence, verdict),
             "verdict": verdict,
             "decider": decider,
             "measured": decider.get("measured") if decider else None,

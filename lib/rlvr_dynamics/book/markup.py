@@ -18,7 +18,7 @@ GENERATED = "_generated"
 VERDICT_ORDER = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A", NOT_TESTED)
 """Order in which verdicts are counted and listed."""
 VERDICT_HELP = {
-    "PASS": "the pre-registered criterion is met",
+    "PASS": "the criterion is met",
     "PARTIAL": "the criterion is met in part",
     "FAIL": "the criterion is not met",
     "CONSISTENT": "holds by construction here: a consistency check, never evidence for a PASS",
@@ -234,3 +234,45 @@ def statement_text(cid: str) -> str:
     if info.get("paper_statement"):
         return md_escape(str(info["paper_statement"]).strip())
     return (info.get("statement") or "").strip()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Criterion provenance: fixed before the result, or amended after it
+# ---------------------------------------------------------------------------------------------------------------
+
+FIXED_BEFORE = "criterion fixed before the result"
+"""What every page says beside a verdict whose criterion was never changed after a result was seen."""
+
+
+def provenance_line(verdict: dict, short: bool = False) -> str:
+    """One line on where a claim's criterion stands, from ``verdict["provenance"]``
+    (:func:`rlvr_dynamics.book.claims.criterion_provenance`, the one function every page reads):
+    ``"criterion fixed before the result"``, or ``"criterion amended after the result (2026-11-30, 2026-12-01; 2
+    changes): verdict under the first rule PASS → now FAIL"``. ``short`` gives the scorecard cell
+    (``"amended 2026-11-30, 2026-12-01 · first rule PASS → FAIL"``)."""
+    prov = verdict.get("provenance") or {}
+    if not prov.get("amended"):
+        return "fixed before the result" if short else FIXED_BEFORE
+    n = len(prov["amendments"])
+    dates = ", ".join(prov["dates"])
+    first, now = prov["first_verdict"], prov["verdict"]
+    if short:
+        return f"amended {dates} · first rule {first} → {now}"
+    return (f"criterion amended after the result ({dates}; {n} change{'s' if n > 1 else ''}): verdict under the "
+            f"first rule, when it was applied, {first} → now {now}")
+
+
+def amendment_items(verdict: dict) -> list[str]:
+    """The amendments of a claim as Markdown list items (``- *2026-11-30* (verdict before: PASS): what changed``),
+    oldest first; ``[]`` for a criterion fixed before the result. A verdict computed from the evidence (a change of
+    the claim's kind) says so."""
+    out = []
+    for a in (verdict.get("provenance") or {}).get("amendments", []):
+        before = a["verdict_before"] + (", computed from the rows under the earlier kind" if a.get("computed") else "")
+        out.append(f"- *{a['date']}* (verdict before this change: {before}): {md_escape(reader_text(a['change']))}")
+    return out
+
+
+def amended_claims(verdicts: list[dict]) -> list[dict]:
+    """The claims whose headline verdict rests on a criterion amended after the result was seen."""
+    return [c for c in verdicts if (c.get("provenance") or {}).get("amended")]

@@ -11,8 +11,9 @@ from typing import Any
 import nbformat
 
 from .._io import atomic_write_text
-from .markup import (_CLAIM_ID, GENERATED, badge, claim_ref, criterion_fields, link_references, md_escape,
-                     measured_text, page_cells, page_numbers, statement_text)
+from .markup import (_CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
+                     link_references, md_escape, measured_text, page_cells, page_numbers, provenance_line,
+                     statement_text)
 from .registry import NotebookEntry
 
 
@@ -31,8 +32,9 @@ _JUNK_REPR = re.compile(r"^\s*(\[?<(matplotlib|mpl_toolkits)\.|<Figure size|Text
 
 def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> str:
     """The results box at the top of a page: per claim the page records, one line per evidence row of this page
-    (verdict, setting, what was tested, the deciding measurement), then the claim's headline verdict over all pages;
-    criteria and reasons folded. Every badge comes from :func:`rlvr_dynamics.book.claims.claim_verdicts` (the
+    (verdict, setting, what was tested, the deciding measurement), then the claim's headline verdict over all pages
+    and whether its criterion was fixed before the result or amended after it (:func:`.markup.provenance_line`);
+    criteria, their amendments and reasons folded. Every badge comes from :func:`rlvr_dynamics.book.claims.claim_verdicts` (the
     ``verdicts`` mapping, claim id → its record), the function the scorecard uses, so the two cannot disagree."""
     mine = [r for r in rows if r["notebook"] == entry.id]
     ids = list(dict.fromkeys(r["id"] for r in mine))
@@ -58,10 +60,19 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
                      f"{{doc}}`scorecard </scorecard>`)" + (
                          f"; this page: " + ", ".join(f"{s} {badge(v)}" for s, v in cells.items())
                          if len(cells) > 1 else ""))
+        prov = provenance_line(overall)
+        lines.append(f"- *Criterion:* {prov[0].upper() + prov[1:]}"
+                     + (f" (what changed: {{ref}}`claims appendix <{claim_label(cid)}>` and below)."
+                        if overall.get("provenance", {}).get("amended") else "."))
         lines.append("")
         fields = criterion_fields(cid)
-        details.append(f"**{cid}.** *Pre-registered criterion:* " + "; ".join(
+        status = ("amended after the result" if overall.get("provenance", {}).get("amended")
+                  else "fixed before the result")
+        details.append(f"**{cid}.** *Criterion ({status}):* " + "; ".join(
             f"{label.lower()}: {text}" for label, text in fields if label in ("Statistic", "Pass if")))
+        changes = amendment_items(overall)
+        if changes:
+            details += ["", "*Changed after a result was seen:*", "", *changes, ""]
         for r in here:
             if r.get("reason"):
                 details.append(f"- *{r['setting']}, {r['verdict']}:* {md_escape(r['reason'])}")

@@ -14,7 +14,7 @@ import yaml
 from .._io import atomic_write_bytes, atomic_write_text
 from ..paths import RUNS_DIR
 from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_once
-from .markup import (GENERATED, SETTING_LABELS, reader_text, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
+from .markup import (GENERATED, SETTING_LABELS, amended_claims, amendment_items, provenance_line, reader_text, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
                      spec_label, statement_text)
 from .pages import figure_data_csv, page_figures, page_images
@@ -101,6 +101,22 @@ def _counts_table(verdicts: list[dict]) -> list[str]:
     return out
 
 
+def amended_summary(verdicts: list[dict], link: bool = True) -> str:
+    """One sentence: how many headline verdicts rest on a criterion amended after the result was seen, and which
+    (:func:`rlvr_dynamics.book.markup.amended_claims`, from :func:`rlvr_dynamics.book.claims.criterion_provenance`)."""
+    amended = amended_claims(verdicts)
+    n_changes = sum(len(c["provenance"]["amendments"]) for c in amended)
+    moved = [c for c in amended if c["provenance"]["first_verdict"] != c["verdict"]]
+    name = claim_ref if link else (lambda x: x)
+    return (f"**{len(amended)} of {len(verdicts)} verdicts rest on a criterion amended after a result was seen** "
+            f"({n_changes} changes, each dated with what had been seen); the other {len(verdicts) - len(amended)} "
+            f"criteria were fixed before their result. On {len(moved)} of the {len(amended)} the verdict under the "
+            f"first rule, when it was applied, differs from the verdict now (the rule and, for some, the runs "
+            f"changed since): "
+            + ", ".join(f"{name(c['id'])} {c['provenance']['first_verdict']} → {c['verdict']}" for c in moved)
+            + ". Amended: " + ", ".join(name(c["id"]) for c in amended) + ".")
+
+
 def settings_matrix(verdicts: list[dict]) -> list[str]:
     """The claim × setting matrix (Markdown table): each setting's verdict and the headline."""
     head = "| claim | " + " | ".join(SETTINGS) + " | headline |"
@@ -166,12 +182,13 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "with (see its provenance box). **An honest FAIL is worth more than a tuned PASS.** "
            f"Download the scorecard as {{download}}`CSV <{GENERATED}/downloads/scorecard.csv>` or "
            f"{{download}}`JSON <{GENERATED}/downloads/scorecard.json>`.\n",
-           *_counts_table(verdicts), "",
+           *_counts_table(verdicts), "", amended_summary(verdicts), "",
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 30 16 34 20", "",
-           "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Evidence"]
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 26 12 30 14 18", "",
+           "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Criterion",
+           "  - Evidence"]
     for c in verdicts:
         cid = c["id"]
         ev = [r for r in c["evidence"] if r["notebook"] in by_id]
@@ -186,6 +203,8 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
         out += [f"* - {claim_ref(cid)} · {statement_text(cid)}",
                 f"  - {badge(c['verdict'])}",
                 f"  - {_indent(cell3, 4)}",
+                f"  - {provenance_line(c, short=True)}"
+                + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else ""),
                 "  - " + ("<br>".join(pages) if pages else "–")]
     out.append("::::")
     return "\n".join(out) + "\n"
@@ -196,8 +215,9 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
     known = checklist()
     mine = [c for c in verdicts if c["paper"] == paper]
     out = [f"# Claims of {paper}: {PAPERS[paper]}\n",
-           f"Every numbered claim of {paper}, as the project's spec states it, with the test fixed before the "
-           "result was seen (the *criterion*), the verdict over all pages and the pages with the evidence. "
+           f"Every numbered claim of {paper}, as the project's spec states it, with its test (the *criterion*: fixed "
+           "before the result was seen, or amended after it, with each change dated and the verdict under the first "
+           "rule), the verdict over all pages and the pages with the evidence. "
            "Tags: [P] the paper's, [S] secondary, [D] this project's derivation, [?] unknown.\n"]
     by_id = {e.id: e for e in entries}
     for c in mine:
@@ -209,12 +229,13 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
             out += [f"*Spec checklist line:* {info['statement']}", ""]
         if info.get("quantity"):
             out += [f"*Quantity measured:* {md_escape(info['quantity'])}", ""]
-        out += ["*Pre-registered criterion:*", ""]
+        out += [f"*Criterion ({'amended after the result' if c['provenance']['amended'] else 'fixed before the result'}):*", ""]
         out += [f"- *{label}:* {text}" for label, text in criterion_fields(cid)] + [""]
         if c.get("scope") or info.get("scope"):
             out += [f"*Scope:* {md_escape(reader_text(c.get('scope') or info.get('scope')))}", ""]
-        if c.get("changed_after_result"):
-            out += [f"*Criterion changed after a result was seen:* {md_escape(reader_text(c['changed_after_result']))}", ""]
+        if c["provenance"]["amended"]:
+            line = provenance_line(c)
+            out += [f"*{line[0].upper() + line[1:]}.* The changes, oldest first:", "", *amendment_items(c), ""]
         out += [f"*Scale:* {info.get('scale', '–')}", ""]
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]
@@ -285,7 +306,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
            f"<{GENERATED}/practice>`: the book's findings, what the run doctor can tell, and advice only as strong "
            f"as the verdicts. The {{doc}}`scorecard` has every verdict per setting; the {{doc}}`gallery "
            f"<{GENERATED}/gallery>` puts each figure of the papers next to this book's.", "",
-           abstract, "", *_counts_table(verdicts), "",
+           abstract, "", *_counts_table(verdicts), "", amended_summary(verdicts), "",
            "## Headline figures", "",
            "The first figure of one page per chapter, with the verdicts that page records; click a card to open "
            "the page.", "", "::::{grid} 1 1 2 2", ":gutter: 3", ""]
@@ -298,7 +319,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     if fail_lines:
         out += ["**What does not reproduce here:**", "", *fail_lines, ""]
     out += ["Every verdict, with what was measured and why, is on the {doc}`scorecard`; each claim's statement and "
-            "pre-registered criterion are in the claims appendices ("
+            "criterion (fixed before the result, or amended after it and how) are in the claims appendices ("
             + ", ".join(f"{{doc}}`{p} <{GENERATED}/claims-{p.lower()}>`" for p in PAPERS) + ").", ""]
     return "\n".join(out) + "\n"
 
