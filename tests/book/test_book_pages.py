@@ -250,6 +250,19 @@ def test_figures_are_numbered_per_page():
     assert [c.split(". ")[0] for c in caps] == ["Figure 3.1", "Figure 3.2", "Figure 3.3"]
     note = pages._verdict_note(["P1-C2"], "demo_page", verdicts, "3.1")
     assert "What figure 3.1 shows for" in note.source and "*exact*" in note.source
+
+
+def test_a_figure_note_quotes_only_the_rows_its_section_shows():
+    """A figure in a claim's section quotes the in-scope rows; a figure in its "Context" subsection quotes the
+    context rows (a note never quotes the rows of another figure: issue 30, Fig 16.2)."""
+    rows = ROWS + [{"id": "P1-C2", "notebook": "demo_page", "verdict": "INCONCLUSIVE", "statement": "trap model",
+                    "measured": 0.0, "reason": "constant by construction, spread 5e-14", "setting": "context"}]
+    verdicts = {c["id"]: c for c in claims.claim_verdicts(rows)}
+    scoped = pages._verdict_note(["P1-C2"], "demo_page", verdicts, "3.1")
+    ctx = pages._verdict_note(["P1-C2"], "demo_page", verdicts, "3.2", context=True)
+    assert "*exact*" in scoped.source and "trap" not in scoped.source and "*context*" not in scoped.source
+    assert "*context*" in ctx.source and "*exact*" not in ctx.source
+    assert pages._verdict_note(["P1-C3"], "demo_page", verdicts, "3.2", context=True) is None
     entries = registry.load_registry()
     numbers = markup.page_numbers(entries)
     assert sorted(numbers.values()) == list(range(1, len(entries) + 1))

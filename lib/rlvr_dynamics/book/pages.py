@@ -157,14 +157,18 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     fig_no = 0
     mine = {r["id"]: r for r in rows if r["notebook"] == entry.id}
     section_claims: list[str] = []
-    noted: set[str] = set()
+    section_context = False           # a "Context" (sub)section: its figures show the context rows
+    noted: set[tuple[str, bool]] = set()
     for cell in cells:
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
             src = cell.source
             heading = re.match(r"\s*#{2,4}\s+([^\n]+)", src)
             if heading:
-                section_claims = [c for c in _CLAIM_ID.findall(heading.group(1)) if c in mine]
+                ids = [c for c in _CLAIM_ID.findall(heading.group(1)) if c in mine]
+                section_context = "context" in heading.group(1).lower()
+                if ids or not section_context:   # a Context subsection without ids keeps its section's claims
+                    section_claims = ids
             if not title_done:
                 title_done = True
                 m = re.match(r"\s*(#\s+[^\n]+)\n?(.*)", src, re.S)
@@ -225,11 +229,13 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                 extra.metadata["tags"].append("hide-output")
             out_cells.append(extra)
             if kind == "figure":
-                todo = [c for c in section_claims if c not in noted]
+                todo = [c for c in section_claims if (c, section_context) not in noted]
                 if todo:
-                    noted.update(todo)
+                    noted.update((c, section_context) for c in todo)
                     label = f"{page_no}.{fig_no}" if page_no is not None else str(fig_no)
-                    out_cells.append(_verdict_note(todo, entry.id, verdicts, label))
+                    note = _verdict_note(todo, entry.id, verdicts, label, context=section_context)
+                    if note is not None:
+                        out_cells.append(note)
     out_cells = _merge_quiet_code(out_cells)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
@@ -247,17 +253,22 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     return nb
 
 
-def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int | str) -> Any:
+def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int | str,
+                  context: bool = False) -> Any:
     """A short "what this figure shows" note after a figure whose section tests a claim: per setting the page
-    records, its verdict (the same function as the scorecard) and the deciding measurement and reason."""
+    records, its verdict (the same function as the scorecard) and the deciding measurement and reason. A figure in
+    a section quotes the page's in-scope rows of its claims; a figure in a "Context" (sub)section quotes the context
+    rows (so a figure never quotes the rows of another figure). ``None`` when no row fits."""
     lines = []
     for cid in claim_ids:
         for r in verdicts[cid]["evidence"]:
-            if r["notebook"] != entry_id:
+            if r["notebook"] != entry_id or (r["setting"] == "context") != context:
                 continue
             lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}** "
                          f"(*{r['setting']}*): measured {measured_text(r)}. "
                          + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
+    if not lines:
+        return None
     cell = nbformat.v4.new_markdown_cell("\n\n".join(lines))
     cell.metadata["tags"] = ["rlvr-figure-note"]
     return cell
