@@ -22,11 +22,21 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     rows = [r for v in verdicts for r in v["evidence"]]
     md = findings.practice_markdown(registry.BOOK_DIR, rows, verdicts)
     assert md.startswith("# What this means for your GRPO run")
-    assert md.count("## ") == 4
+    assert md.count("\n## ") == 6
     c5 = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "exact")
     assert f"{float(c5['measured']):+.1%}" in md
-    for cid in ("P1-C5", "P2-C7", "P1-C10"):
+    for cid in ("P1-C5", "P2-C7", "P1-C10", "P1-C8", "P2-C10"):
         assert re.search(rf"{cid} <claim-{cid.lower()}>`: .*headline <span", md), cid
+    # issue 30: the RLOO plateau move is the plateau shift (not the timescale ratio that decides its row); the
+    # plateau advice names the KL weight; Dr. GRPO is not credited with an untested result; one figure per finding
+    rloo = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "context")
+    shift = float(re.search(r"plateau shift/rise ([+-]?[\d.e-]+)", rloo["reason"]).group(1))
+    assert f"moves it by {shift:+.2%}" in md and f"{float(rloo['measured']):+.2%}" not in md
+    assert "β = 2" in md and "Dr. GRPO, which also drops the std, was not tested" in md
+    assert "## 2. Context:" in md and "Under Adam (context) the critical step is flat in T" in md
+    assert md.count("```{image} downloads/figures/") == 5
+    assert "criterion fixed before the result" in md or "amended after the result" in md
+    assert "Trust the forecast's interval" not in md
 
 
 def test_paper_figures_list_names_a_page_or_a_reason():
