@@ -1,4 +1,4 @@
-"""Score the run doctor on the labelled corpus (:mod:`rlvr_dynamics.runs.corpus`) with the baselines beside it.
+"""Score the run doctor on the labelled corpus (``bench/doctor_eval/corpus.py``) with the baselines beside it.
 
 DESIGN.md, "Judging the run tools". Prints, for the chosen split (default: the test part, never tuned on):
 
@@ -15,7 +15,7 @@ DESIGN.md, "Judging the run tools". Prints, for the chosen split (default: the t
 
 With ``--write`` the tables go to ``book/doctor_benchmark.md`` (included by the "Diagnose a run" page) and the
 interval reliability diagram to ``book/diagnose_figures/interval_reliability.png``; the page records the hash of
-the tools' sources, and ``tests/runs/test_doctor_benchmark.py`` fails when the tools change without a rerun.
+the tools' sources, and ``tests/doctor/test_doctor_benchmark.py`` fails when the tools change without a rerun.
 
     .venv/bin/python bench/bench_doctor.py [--split test|dev] [--write] [--skip-speed]
 """
@@ -30,15 +30,20 @@ from pathlib import Path
 
 import numpy as np
 
-from rlvr_dynamics import runs as R
+from doctor_eval import corpus as C
 from rlvr_dynamics.paths import REPO_ROOT, SHARED_DIR
-from rlvr_dynamics.runs import corpus as C
 
 TABLES = REPO_ROOT / "book" / "doctor_benchmark.md"
 RELIABILITY_PNG = REPO_ROOT / "book" / "diagnose_figures" / "interval_reliability.png"
-TOOL_SOURCES = ("corpus.py", "noise.py", "forecast.py", "learning_curves.py", "reading.py", "response_laws.py",
-                "_response_engine.py", "diagnostics.py", "live.py")
-"""The modules whose behaviour the tables describe (``runs/``): their hash is written with the tables."""
+TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "lib/rlvr_dynamics/runs/noise.py", "lib/rlvr_dynamics/doctor/forecast.py",
+                "lib/rlvr_dynamics/doctor/reading/learning_curves.py", "lib/rlvr_dynamics/doctor/reading/dynamics.py",
+                "lib/rlvr_dynamics/doctor/reading/response_laws.py",
+                "lib/rlvr_dynamics/doctor/reading/_response_engine.py", "lib/rlvr_dynamics/doctor/signals.py",
+                "lib/rlvr_dynamics/doctor/detectors/*.py", "lib/rlvr_dynamics/doctor/live.py",
+                "bench/doctor_eval/forecasts.py", "bench/doctor_eval/reading.py", "bench/doctor_eval/detectors.py",
+                "bench/doctor_eval/live.py")
+"""The files whose behaviour the tables describe (repository paths; a ``*`` pattern stands for its files in name
+order): their hash is written with the tables."""
 
 
 def tools_hash() -> str:
@@ -46,11 +51,11 @@ def tools_hash() -> str:
     import hashlib
 
     h = hashlib.sha256()
-    base = Path(R.__file__).parent
-    for name in TOOL_SOURCES:
-        p = base / name
-        h.update(name.encode())
-        h.update(p.read_bytes() if p.exists() else b"<absent>")
+    for pattern in TOOL_SOURCES:
+        paths = sorted(REPO_ROOT.glob(pattern)) if "*" in pattern else [REPO_ROOT / pattern]
+        for p in paths:
+            h.update(p.relative_to(REPO_ROOT).as_posix().encode())
+            h.update(p.read_bytes() if p.exists() else b"<absent>")
     return h.hexdigest()[:16]
 
 
@@ -64,7 +69,7 @@ def corpus_table(runs) -> str:
 def speed() -> list[dict]:
     """Seconds per log for the whole report (P1 reference fit, response laws, forecast, reading, detectors), the
     CLI start-up and the multi-log command on the shared logs: ``[{"what", "value", "target", "text"}]``."""
-    from rlvr_dynamics.runs.report import fit_run
+    from rlvr_dynamics.doctor.pipeline import fit_run
 
     rows = []
     logs = [r for r in C.load_corpus(split="dev", sources=("project",))][:40] + C.shared_runs()
@@ -195,7 +200,7 @@ EXAMPLES_MD = REPO_ROOT / "book" / "doctor_examples.md"
 def _example_run(source: str, key: str):
     runs = C.load_corpus(sources=(source,))
     if source == "sim":
-        from rlvr_dynamics.runs.reading import read_dynamics
+        from rlvr_dynamics.doctor.reading.dynamics import read_dynamics
 
         for r in runs:
             if r.split == "test" and r.regime == key:
@@ -209,8 +214,8 @@ def _example_run(source: str, key: str):
 def examples(folder: Path) -> str:
     """Write one figure per worked example (``rlvr-dynamics fit … --png``) and the Markdown that shows them, each
     with a caption computed from its report (the verdict and the detectors that fired, with their steps)."""
-    from rlvr_dynamics.runs.html_report import write_report
-    from rlvr_dynamics.runs.report import fit_run
+    from rlvr_dynamics.doctor.render.html import write_report
+    from rlvr_dynamics.doctor.pipeline import fit_run
 
     parts = []
     for title, source, key in EXAMPLES:
@@ -249,7 +254,7 @@ def live_cost(everies=(1, 5, 10), lengths=(100, 300, 1000)) -> str:
     calls) once the run has logged 100, 300 and 1,000 steps, on a noisy rising reward with entropy, grad norm and
     zero-std fraction logged; the share of a training step it adds at the measured step times of the tiny testbed
     (tiny-m4, 0.245 s) and SmolLM2-135M (10.8 s, bench_grpo.py)."""
-    from rlvr_dynamics.runs.live import RunDoctor
+    from rlvr_dynamics.doctor.live import RunDoctor
 
     rng = np.random.default_rng(0)
     n = max(lengths) + 50
@@ -286,9 +291,9 @@ def live_cost(everies=(1, 5, 10), lengths=(100, 300, 1000)) -> str:
 
 
 def main() -> None:
-    from rlvr_dynamics.runs import diagnostics as dg
-    from rlvr_dynamics.runs import forecast as fc
-    from rlvr_dynamics.runs import reading as rd
+    from doctor_eval import detectors as dg
+    from doctor_eval import forecasts as fc
+    from doctor_eval import reading as rd
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=("test", "dev"), default="test")
@@ -336,8 +341,10 @@ def main() -> None:
         atomic_write_text(TABLES, header + text + "\n")
         reliability_figure(fbench, RELIABILITY_PNG)
         from rlvr_dynamics.book import field_reference
+        from rlvr_dynamics.doctor.detectors import reference
 
         field_reference.write()
+        reference.write()
         summary = {"split": args.split, "tools_hash": tools_hash(),
                    "forecast": _jsonable({k: v for k, v in fbench.items() if k != "rows"}),
                    "detectors": _jsonable(dbench)}
@@ -346,7 +353,7 @@ def main() -> None:
 
 
 def _jsonable(obj):
-    from rlvr_dynamics.runs.report import to_jsonable
+    from rlvr_dynamics.doctor.report import to_jsonable
 
     return to_jsonable(obj)
 

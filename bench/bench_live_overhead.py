@@ -60,7 +60,7 @@ def time_variant(model_path: str, cfg, variant: str, steps: int, warmup: int, ba
     from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
     from rlvr_dynamics.grpo.runner import training_dataset
     from rlvr_dynamics.grpo.tasks import make_reward_function
-    from rlvr_dynamics.runs.live import RunDoctor
+    from rlvr_dynamics.doctor.live import RunDoctor
 
     stamps: list[float] = []
 

@@ -18,13 +18,14 @@ import time
 
 import numpy as np
 
+from doctor_eval import forecasts as fc
+from doctor_eval.detectors import confusion_matrix
+from rlvr_dynamics.doctor import detectors as dg
+from rlvr_dynamics.doctor.pipeline import resolve_reward_bounds
+from rlvr_dynamics.doctor.reading import response_laws as rl
 from rlvr_dynamics.p1 import laws
 from rlvr_dynamics.paths import SHARED_DIR
-from rlvr_dynamics.runs import diagnostics as dg
-from rlvr_dynamics.runs import forecast as fc
 from rlvr_dynamics.runs import load_committed_runs, load_log
-from rlvr_dynamics.runs import response_laws as rl
-from rlvr_dynamics.runs.report import resolve_reward_bounds
 
 SHARED = SHARED_DIR / "grpo_logs"
 
@@ -91,7 +92,7 @@ def folder_speed() -> None:
 
 
 def _curves(runs) -> list:
-    """``(id, steps, reward, reward bounds)`` of committed runs, the input of :func:`forecast.calibration_table`."""
+    """``(id, steps, reward, reward bounds)`` of committed runs, the input of :func:`doctor_eval.forecasts.calibration_table`."""
     out = []
     for r in runs:
         st, y = r.log.reward_curve()
@@ -143,7 +144,7 @@ def diagnostics_tables() -> None:
         results[run.id.rsplit("-", 1)[0].replace("p1-fail-", "")] = dg.diagnose(run.log, response=fits,
                                                                                  margin=margin, reward_bounds=rb)
     print("(d1) P1-C13 confusion matrix on the committed failure runs (step at which each detector fires)")
-    print(dg.confusion_matrix(results))
+    print(confusion_matrix(results))
     expected = {"reward-hacking": "reward_hacking", "degeneracy-easy": "advantage_degeneracy",
                 "degeneracy-hard": "advantage_degeneracy", "concentration": "policy_concentration",
                 "instability-lag": "dynamical_instability", "instability-lr": "dynamical_instability",
@@ -162,7 +163,7 @@ def diagnostics_tables() -> None:
         healthy[run.id] = dg.diagnose(run.log, response=rl.fit_response_laws(st, y, reward_bounds=rb), reward_bounds=rb)
     if healthy:
         print(f"(d1b) the detectors on the {len(healthy)} healthy P1 main-grid runs (trained after they were frozen)")
-        print(dg.confusion_matrix(healthy))
+        print(confusion_matrix(healthy))
         print()
     logs = shared_logs()
     if not logs:
@@ -174,7 +175,7 @@ def diagnostics_tables() -> None:
         rb = resolve_reward_bounds(y)
         shared[p.stem] = dg.diagnose(log, response=rl.fit_response_laws(st, y, reward_bounds=rb), reward_bounds=rb)
     print("(d2) the same detectors on the 15 shared logs (healthy published runs)")
-    print(dg.confusion_matrix(shared))
+    print(confusion_matrix(shared))
     print("\n| detector | available on | fires on (false-alarm rate) |\n|---|---|---|")
     for name in dg.DETECTORS:
         avail = [d[name] for d in shared.values() if d[name].available]
@@ -194,8 +195,8 @@ def book_figures(folder: str) -> None:
     """Write the figures of ``book/diagnose.md`` (``rlvr-dynamics fit … --png``, at a small size)."""
     from pathlib import Path
 
-    from rlvr_dynamics.runs.html_report import write_report
-    from rlvr_dynamics.runs.report import fit_run
+    from rlvr_dynamics.doctor.render.html import write_report
+    from rlvr_dynamics.doctor.pipeline import fit_run
 
     out = Path(folder)
     for name, src in BOOK_FIGURES.items():
@@ -218,7 +219,7 @@ def issue19_speed() -> None:
     import subprocess
     import sys
 
-    from rlvr_dynamics.runs.report import fit_run
+    from rlvr_dynamics.doctor.pipeline import fit_run
 
     per = []
     for path in sorted(SHARED.glob("*.csv")):

@@ -77,9 +77,10 @@ sys.exit(main(['fit', {str(run_dir / 'metrics.csv')!r}, '--json']))
 def test_cli_fit_reproduces_the_notebook_fit():
     """The fit `rlvr-dynamics fit data/runs/<id>/metrics.csv` prints is the one the GRPO notebooks use (1e-6)."""
     from rlvr_dynamics import runs
+    from rlvr_dynamics.doctor import fit_laws
 
     run = runs.load_committed_runs("p1-long")[0]
-    notebook_fit = runs.fit_laws(run.log)
+    notebook_fit = fit_laws(run.log)
     out = subprocess.run([sys.executable, "-m", "rlvr_dynamics.cli", "fit", str(run.path / "metrics.csv"), "--json"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -1,6 +1,6 @@
 """The run-doctor corpus: GRPO reward curves with known truth, split dev/test by source, to score the run tools.
 
-Every forecaster, reading and detector in :mod:`rlvr_dynamics.runs` is judged on this corpus by
+Every forecaster, reading and detector in :mod:`rlvr_dynamics.doctor` is judged on this corpus by
 ``bench/bench_doctor.py`` (DESIGN.md, "Judging the run tools"). The label rules below were written and committed
 (2026-12-01) before any forecaster, reading or detector was scored on the corpus; constants of the tools are tuned
 on ``split == "dev"`` only.
@@ -55,14 +55,14 @@ Label rules
 
 ``collapse_step`` (hindsight, on the logged training reward, for every run whose outcome is ``collapse``): smooth
 the reward with a centred moving mean over ``k`` logged points, ``k`` the smallest odd number ≥ 3 with
-σ/√k ≤ 0.1·gain (σ: :func:`~.noise.step_sigma`; gain: the 95th percentile of the reward minus the floor),
+σ/√k ≤ 0.1·gain (σ: :func:`~rlvr_dynamics.runs.noise.step_sigma`; gain: the 95th percentile of the reward minus the floor),
 at most n/5; floor F = the lower reward bound when declared, else the minimum of the smoothed reward over the first
 10 % of points; P = the running maximum of the smoothed reward. ``collapse_step`` is the first step where the
 smoothed reward is below F + ½(P − F) while P − F exceeds 6σ/√k (a smoothed flat noise series spans about
 3σ/√k over a few hundred points), and stays below it for the rest of the run. None
 when the training reward never halves that way (e.g. a held-out collapse the sampled reward does not show).
 
-``noise_class``: :func:`~.noise.noise_class` of the whole reward curve with its declared bounds.
+``noise_class``: :func:`~rlvr_dynamics.runs.noise.noise_class` of the whole reward curve with its declared bounds.
 
 The lead-time population of the collapse warning: collapsing runs whose ``collapse_step`` lies ≥ 30 logged points
 after the first step (room for a warning 10 steps ahead after a minimal history).
@@ -78,10 +78,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..paths import DATA_DIR, RUNS_DIR, SHARED_DIR
-from .logs import RunLog, load_log
-from .noise import noise_class as _noise_class
-from .noise import step_sigma
+from rlvr_dynamics.paths import DATA_DIR, RUNS_DIR, SHARED_DIR
+from rlvr_dynamics.runs.logs import RunLog, load_log
+from rlvr_dynamics.runs.noise import noise_class as _noise_class
+from rlvr_dynamics.runs.noise import step_sigma
 
 SOURCES = ("sim", "bisection", "project", "project-fail", "shared")
 OUTCOMES = ("healthy", "collapse", "unstable", "failure")

@@ -20,7 +20,7 @@ from pathlib import Path
 from . import __version__
 from .grpo.cli import add_bisect_subcommand, add_train_subcommand
 from .grpo.reproduce import add_reproduce_subcommand
-from .runs.cli import add_fit_subcommand
+from .doctor.cli import add_fit_subcommand
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

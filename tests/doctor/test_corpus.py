@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from rlvr_dynamics.runs import corpus as C
+from doctor_eval import corpus as C
 from rlvr_dynamics.runs.noise import noise_class, reward_scale
 
 

@@ -9,9 +9,13 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.paths import SHARED_DIR
-from rlvr_dynamics.runs import diagnostics as dg
+from rlvr_dynamics.doctor import detectors as dg
+from rlvr_dynamics.doctor.detectors import _common
+from rlvr_dynamics.doctor.pipeline import fit_run
+from rlvr_dynamics.doctor.report import to_jsonable
+from rlvr_dynamics.doctor.signals import sub_rewards
 from rlvr_dynamics.runs.logs import RunLog, load_log
-from rlvr_dynamics.runs.report import fit_run, to_jsonable
+from rlvr_dynamics.runs.noise import step_sigma
 
 SHARED_LOGS = SHARED_DIR / "grpo_logs"
 N = 200
@@ -73,9 +77,9 @@ def test_causal_sigma_is_step_sigma_of_the_prefix_at_its_checkpoints():
     y = RNG.normal(0, 0.3, 100)
     s = dg.causal_sigma(y)
     assert np.isnan(s[:7]).all()
-    assert s[7] == pytest.approx(dg.step_sigma(y[:8])) and s[9] == pytest.approx(dg.step_sigma(y[:10]))
+    assert s[7] == pytest.approx(step_sigma(y[:8])) and s[9] == pytest.approx(step_sigma(y[:10]))
     assert s[10] == s[9]          # held until the next checkpoint (⌈10·1.25⌉ = 13 values)
-    assert s[12] == pytest.approx(dg.step_sigma(y[:13]))
+    assert s[12] == pytest.approx(step_sigma(y[:13]))
 
 
 def test_degeneracy_needs_a_sustained_fraction_and_a_not_collapsed_entropy():
@@ -241,7 +245,7 @@ def test_every_shared_log_gets_a_full_strict_report():
 
 
 def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
-    from rlvr_dynamics.runs.live import RunDoctor
+    from rlvr_dynamics.doctor.live import RunDoctor
 
     reward = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
     grad = np.where(STEPS < 120, 1.0, np.exp((STEPS - 120) / 8))
@@ -267,7 +271,7 @@ def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
 
 
 def test_html_report_embeds_the_figure(tmp_path):
-    from rlvr_dynamics.runs.html_report import write_report
+    from rlvr_dynamics.doctor.render.html import write_report
 
     log = _log(entropy=np.full(N, 0.5), eval_reward=_evals(lambda s: np.full(s.size, 0.2)))
     report = fit_run(log, p1_laws=False, forecast_steps=[300])
@@ -281,7 +285,6 @@ def test_html_report_embeds_the_figure(tmp_path):
 def test_a_reward_stuck_at_zero_is_advantage_degeneracy():
     """The plainest degeneracy: every group scores 0 (zero-std fraction 1), the reward is exactly flat at 0 and the
     entropy holds. The trailing slope of an exactly flat stretch is 0 (stalled), not NaN."""
-    from rlvr_dynamics.runs import diagnostics as dg
     from rlvr_dynamics.runs.logs import RunLog
 
     steps = np.arange(1, 121)
@@ -290,13 +293,13 @@ def test_a_reward_stuck_at_zero_is_advantage_degeneracy():
               "entropy": 0.7 + 0.01 * rng.standard_normal(steps.size)}
     det = dg.detect_advantage_degeneracy(RunLog("stuck", steps, series, "reward"), (0.0, 1.0))
     assert det.fired and det.step <= 40
-    np.testing.assert_array_equal(dg._trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))
+    np.testing.assert_array_equal(_common._trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))
 
 
 def test_a_format_reward_named_exactly_is_not_a_correctness_reward():
     steps = np.arange(1, 11)
     series = {"reward": np.ones(10), "rewards/match_format_exactly": np.ones(10), "rewards/check_answer": np.ones(10),
               "rewards/correctness_reward_func": np.ones(10), "rewards/strict_format_reward_func": np.ones(10)}
-    corr, fmt = dg._sub_rewards(RunLog("x", steps, series, "reward"))
+    corr, fmt = sub_rewards(RunLog("x", steps, series, "reward"))
     assert corr == ["rewards/check_answer", "rewards/correctness_reward_func"]
     assert fmt == ["rewards/match_format_exactly", "rewards/strict_format_reward_func"]

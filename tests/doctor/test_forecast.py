@@ -1,4 +1,4 @@
-"""Tests of runs.forecast and runs.learning_curves: exact values against closed forms and invariants that must hold
+"""Tests of doctor.forecast and doctor.reading.learning_curves (and the scoring in bench/doctor_eval): exact values against closed forms and invariants that must hold
 on adversarial inputs (the band, no extrapolated growth, conformal quantile, persistence)."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from rlvr_dynamics.runs import forecast as F
-from rlvr_dynamics.runs.learning_curves import fit_curve, mmf, pow3, weibull
+from doctor_eval import forecasts as FB
+from rlvr_dynamics.doctor import forecast as F
+from rlvr_dynamics.doctor.reading.learning_curves import fit_curve, mmf, pow3, weibull
 
 TABLE = {"classes": {c: {"quantile": 1.5, "n": 100} for c in ("smooth", "moderate", "noisy")},
          "pooled": {"quantile": 1.5, "n": 300}}
@@ -58,7 +59,7 @@ def test_persistence_is_the_trailing_mean():
 def test_protocol_persistence_baseline_uses_n_over_25():
     t = np.arange(100.0)
     y = np.where(t < 50, 0.0, 1.0) + 0.01 * np.sin(t)
-    row = F.score_log(t, y, prefixes=(0.5,), conformal=TABLE)[0]
+    row = FB.score_log(t, y, prefixes=(0.5,), conformal=TABLE)[0]
     m = row["n_prefix"]
     pers = float(np.mean(y[:m][-4:]))            # N = 100 → window 4
     target = float(np.mean(y[-10:]))
@@ -90,7 +91,7 @@ def test_conformal_quantile_for_falls_back():
 
 
 def test_write_conformal_is_atomic_and_read_back(tmp_path):
-    path = F.write_conformal(tmp_path / "q.json", table=TABLE)
+    path = FB.write_conformal(tmp_path / "q.json", table=TABLE)
     assert json.loads(path.read_text()) == TABLE
     assert [p.name for p in tmp_path.iterdir()] == ["q.json"]     # no temp file left behind
 
@@ -119,7 +120,7 @@ def test_calibrate_conformal_on_constant_offset_runs():
     """Runs that step from 0 to 1 right after every prefix: the forecast (inside the observed range [0, 0]) is 0,
     the target 1 lies outside the band → every score is ∞ and the stored quantile is None."""
     y = np.concatenate([np.zeros(60), np.ones(40)])
-    tab = F.calibrate_conformal([_Run("step", y)] * 3, prefixes=(0.3, 0.5))
+    tab = FB.calibrate_conformal([_Run("step", y)] * 3, prefixes=(0.3, 0.5))
     assert tab["runs"] == 3 and tab["pooled"]["n"] == 6 and tab["pooled"]["quantile"] is None
 
 
@@ -174,7 +175,7 @@ def test_protocol_error_never_exceeds_the_range():
     """The point forecast lies in the prefix's observed range, so error ≤ 1 on any curve, even a collapse."""
     t = np.arange(120.0)
     y = np.where(t < 60, 0.9, 0.0) + 0.02 * np.cos(t)
-    rows = F.score_log(t, y, conformal=TABLE)
+    rows = FB.score_log(t, y, conformal=TABLE)
     assert rows and all(r["error"] <= 1.0 for r in rows)
 
 
@@ -238,7 +239,7 @@ def test_conformal_table_takes_the_largest_source_quantile_and_strata_fall_back(
     scored = [("noisy", "noisy/h3", float(i), "sim") for i in range(1, 100)]          # q80 = 80
     scored += [("noisy", "noisy/h3", float(i) / 10, "project") for i in range(1, 100)]  # q80 = 8
     scored += [("smooth", "smooth/h0", 1.0, "sim")] * 5                              # too few rows
-    tab = F.conformal_table(scored)
+    tab = FB.conformal_table(scored)
     assert tab["strata"]["noisy/h3"]["quantile"] == 80.0
     assert tab["strata"]["noisy/h3"]["by_source"] == {"project": 8.0, "sim": 80.0}
     assert tab["levels"]["0.5"]["strata"]["noisy/h3"]["quantile"] == 50.0
@@ -282,7 +283,7 @@ def test_benchmark_reports_reliability_per_class_and_level():
     t = np.arange(60.0)
     runs = [Run(f"r{i}", np.clip(0.3 + 0.3 * (1 - np.exp(-t / 15)) + 0.05 * rng.normal(size=t.size), 0, 1))
             for i in range(3)]
-    bench = F.benchmark_forecasts(runs, prefixes=(0.3, 0.5))
+    bench = FB.benchmark_forecasts(runs, prefixes=(0.3, 0.5))
     rel = bench["reliability"]
     assert rel and all(set(v) == set(F.LEVELS) for v in rel.values())
     for c, pts in rel.items():
@@ -290,4 +291,4 @@ def test_benchmark_reports_reliability_per_class_and_level():
         assert all(0.0 <= x <= 1.0 for x in shares) and shares == sorted(shares)     # nested intervals
         rows = [r for r in bench["rows"] if r["noise_class"] == c]
         assert pts[0.8] == pytest.approx(np.mean([r["covered"] for r in rows]))
-    assert "reliability" in F.format_forecast_benchmark(bench)
+    assert "reliability" in FB.format_forecast_benchmark(bench)

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.paths import SHARED_DIR
-from rlvr_dynamics.runs import html_report as hr
+from rlvr_dynamics.doctor import render as hr
+from rlvr_dynamics.doctor.pipeline import fit_run
 from rlvr_dynamics.runs.hyperparams import find_hyperparameters, merge
 from rlvr_dynamics.runs.logs import load_log
-from rlvr_dynamics.runs.report import fit_run
 
 ROOT = Path(__file__).resolve().parents[2]
-TRL_OUTPUT = Path(__file__).parent / "data" / "trl_output"
+TRL_OUTPUT = Path(__file__).parent.parent / "runs" / "data" / "trl_output"   # the log-format fixtures of tests/runs
 SHARED_LOGS = SHARED_DIR / "grpo_logs"
 HEALTHY_RUN = ROOT / "data" / "runs" / "p1-fail-healthy-8e2d6542c7"
 
@@ -301,6 +301,6 @@ def test_every_figure_has_a_caption_and_the_page_is_self_contained(tmp_path):
 
 
 def test_run_name_of_an_mlflow_metric_file_is_the_run_id():
-    run = Path(__file__).parent / "data" / "mlruns" / "0" / "3af7b01102d84f5ea7379dc0c9425113"
+    run = Path(__file__).parent.parent / "runs" / "data" / "mlruns" / "0" / "3af7b01102d84f5ea7379dc0c9425113"
     assert hr.run_name_from_path(run / "metrics" / "train" / "reward") == run.name
     assert hr.run_name_from_path(run) == run.name

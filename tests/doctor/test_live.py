@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from rlvr_dynamics.runs import diagnostics as dg
-from rlvr_dynamics.runs.live import RunDoctor
+from rlvr_dynamics.doctor import detectors as dg
+from rlvr_dynamics.doctor.live import RunDoctor
 from rlvr_dynamics.runs.logs import RunLog
 
 N = 240
@@ -132,7 +132,7 @@ def test_finish_gives_the_last_report_and_values_are_never_dropped():
 
 
 def test_sentinels_for_infinite_and_undefined_values():
-    from rlvr_dynamics.runs import live
+    from rlvr_dynamics.doctor import live
 
     out = {}
     live._emit(out, "stability_margin", math.inf)
@@ -144,8 +144,8 @@ def test_sentinels_for_infinite_and_undefined_values():
 
 
 def test_benchmark_live_measures_stops_and_agreement():
-    from rlvr_dynamics.runs.corpus import CorpusRun
-    from rlvr_dynamics.runs.live import benchmark_live, format_live_benchmark
+    from doctor_eval.corpus import CorpusRun
+    from doctor_eval.live import benchmark_live, format_live_benchmark
 
     s, series = _collapsing()
     bad = CorpusRun("bad", "sim", "dev", RunLog("bad", s, series, "reward"), (0.0, 1.0), 1, "smooth", "collapse",
@@ -166,7 +166,7 @@ def test_live_margin_above_one_needs_an_unstable_verdict():
     a run exactly as ``rlvr-dynamics fit`` does."""
     import numpy as np
 
-    from rlvr_dynamics.runs.live import NAN_SENTINEL, VERDICT_CODES, RunDoctor
+    from rlvr_dynamics.doctor.live import NAN_SENTINEL, VERDICT_CODES, RunDoctor
 
     rng = np.random.default_rng(11)
     steps = np.arange(1, 301)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.p1 import laws
-from rlvr_dynamics.runs import response_laws as rl
-from rlvr_dynamics.runs.reading import NOISE_ONLY_CEILING, read_dynamics
+from rlvr_dynamics.doctor.reading import response_laws as rl
+from rlvr_dynamics.doctor.reading.dynamics import NOISE_ONLY_CEILING, read_dynamics
 
 T = np.arange(1, 301, dtype=float)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.p1 import laws
-from rlvr_dynamics.runs import response_laws as rl
+from rlvr_dynamics.doctor.reading import response_laws as rl
 
 T = np.arange(400.0)
 

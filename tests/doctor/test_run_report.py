@@ -12,7 +12,7 @@ import pytest
 from rlvr_dynamics.paths import SHARED_DIR
 from rlvr_dynamics.p1 import laws
 from rlvr_dynamics.runs.logs import load_log
-from rlvr_dynamics.runs.report import fit_run, format_report, read_oscillator
+from rlvr_dynamics.doctor import fit_run, format_report, read_oscillator
 
 SHARED_LOGS = SHARED_DIR / "grpo_logs"
 ETA_K, MOMENTUM, K_REF = 1e-3, 0.9, 2
@@ -46,7 +46,7 @@ def test_reading_an_overdamped_fit_recovers_eta_k(synthetic_log):
     assert osc["stability_margin"] == pytest.approx(ETA_K * K_REF / (1 - MOMENTUM), rel=1e-4)
     assert report["fits"]["three_phase"]["r2"] > 0.999999
     assert report["preferred_law"] == "three_phase"
-    # the forecast never leaves the observed range (runs.forecast.POINT_FACTOR = 0): a curve still rising at its last
+    # the forecast never leaves the observed range (doctor.forecast.POINT_FACTOR = 0): a curve still rising at its last
     # logged step is forecast at most at its highest level so far, and the 80 % interval covers the true value
     true_1000 = 0.7 - 0.5 * math.exp(-999 * slow) * (1 / slow) / (1 / slow - 1 / fast)
     seen_max = float(load_log(synthetic_log).reward.max())

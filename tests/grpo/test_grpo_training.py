@@ -293,7 +293,7 @@ def test_trl_user_end_to_end_tensorboard_then_fit_html(cache, tmp_path, capsys):
     from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
     from rlvr_dynamics.grpo.runner import resolve_model, training_dataset
     from rlvr_dynamics.grpo.tasks import make_reward_function
-    from rlvr_dynamics.runs.live import RunDoctor
+    from rlvr_dynamics.doctor.live import RunDoctor
 
     cfg = smoke_config(max_steps=6)
     model_path, _ = resolve_model(cfg)

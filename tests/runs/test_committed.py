@@ -58,7 +58,7 @@ def test_noise_ceiling_closed_form():
 
 
 def test_reward_bounds_rule():
-    from rlvr_dynamics.runs.report import resolve_reward_bounds
+    from rlvr_dynamics.doctor.pipeline import resolve_reward_bounds
 
     assert resolve_reward_bounds(np.array([0.1, 0.9])) == (0.0, 1.0)
     assert resolve_reward_bounds(np.array([0.1, 1.5])) is None

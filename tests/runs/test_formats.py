@@ -184,7 +184,7 @@ def test_cli_json_is_strict_and_forecast_does_not_swallow_the_log(tmp_path, caps
     assert set(report["forecast"]) == {"200", "400"}
     lo, hi = report["forecast_interval"]["400"]
     assert lo <= report["forecast"]["400"] <= hi
-    # the forecast never leaves the observed range (runs.forecast.POINT_FACTOR = 0); the interval covers the plateau
+    # the forecast never leaves the observed range (doctor.forecast.POINT_FACTOR = 0); the interval covers the plateau
     assert max(laws_curve) - 0.01 <= report["forecast"]["400"] <= max(laws_curve) + 1e-12
     assert lo <= 0.7 <= hi
     del y

@@ -92,15 +92,16 @@ def binding(parts: list[tuple[str, float, float, str, str]]) -> tuple[str, float
 def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_rise_frac: float) -> dict:
     """Fits and summary numbers of one committed run's training reward (see the module docstring)."""
     from .. import runs as R
+    from ..doctor.pipeline import fit_laws, resolve_reward_bounds
+    from ..doctor.reading import response_laws as rl
     from ..p1 import laws
-    from ..runs import response_laws as rl
 
     c = run.config
-    fit = R.fit_laws(run.log)                                   # the same fit `rlvr-dynamics fit metrics.csv` prints
+    fit = fit_laws(run.log)                                   # the same fit `rlvr-dynamics fit metrics.csv` prints
     t, y = run.series("reward", dropna=True)
     tt = t - t[0]
     ys = R.analysis.rolling_mean(y, smooth_window)
-    bounds = R.report.resolve_reward_bounds(y)
+    bounds = resolve_reward_bounds(y)
     fit_s = laws.compare_laws(tt, ys, r_bounds=bounds)
     osc = R.analysis.implied_oscillator(fit["three_phase"], c.momentum, run.refresh_interval)
     over = rl.fit_response(t, y, "overdamped", reward_bounds=bounds)      # P1-C12: the regime the data choose
@@ -157,8 +158,9 @@ def panel_row(run, curve: dict, *, late_steps: int, min_rise_frac: float) -> dic
     ValueError naming the run when the curve has no step-0 point (the base model is its start) or fewer than 5
     points."""
     from .. import runs as R
+    from ..doctor.pipeline import resolve_reward_bounds
+    from ..doctor.reading import response_laws as rl
     from ..p1 import laws
-    from ..runs import response_laws as rl
 
     if not (isinstance(late_steps, int) and late_steps >= 1):
         raise ValueError(f"late_steps must be an integer >= 1, got {late_steps!r}")
@@ -168,7 +170,7 @@ def panel_row(run, curve: dict, *, late_steps: int, min_rise_frac: float) -> dic
     if t.size < 5 or t[0] != 0:
         raise ValueError(f"panel curve of {run.id} needs a step-0 point and >= 5 points, got steps {t.tolist()}")
     c = run.config
-    bounds = R.report.resolve_reward_bounds(y)
+    bounds = resolve_reward_bounds(y)
     fit = laws.compare_laws(t, y, r_bounds=bounds)
     osc = R.analysis.implied_oscillator(fit["three_phase"], c.momentum, run.refresh_interval)
     over = rl.fit_response(t, y, "overdamped", reward_bounds=bounds)

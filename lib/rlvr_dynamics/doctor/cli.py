@@ -3,7 +3,7 @@
 One LOG: the full report. Several LOGs, or one folder of logs that is not itself a run (no ``trainer_state.json``,
 ``metrics.csv``, checkpoint or event file): one line per run — name, points, plateau, the forecast ± its 80 %
 interval at the last step + 10 % (or the first ``--forecast`` step), the evidence reading
-(:mod:`.reading`) and the detectors that fired. Only what a command needs is imported (scipy when a fit runs).
+(:mod:`.reading.dynamics`) and the detectors that fired. Only what a command needs is imported (scipy when a fit runs).
 
 Every bad input ends in one line on stderr that names the file (and the line, where there is one) and exit code 2;
 never a traceback. With many logs, each bad one gets its line, the others are still read, and the exit code is 2.
@@ -11,7 +11,6 @@ never a traceback. With many logs, each bad one gets its line, the others are st
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
@@ -52,7 +51,7 @@ def _expand(paths: list[str]) -> list[str] | None:
     path = Path(paths[0])
     if not path.is_dir():
         return None
-    from .logs import load_log
+    from ..runs.logs import load_log
 
     try:
         load_log(path)
@@ -68,8 +67,8 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     """name, points, plateau, forecast ± 80 % half-width, reading verdict, fired detectors (module docstring)."""
     from pathlib import Path
 
-    from .logs import load_log
-    from .report import fit_run
+    from ..runs.logs import load_log
+    from .pipeline import fit_run
 
     log = load_log(path, reward_column=args.reward_column)
     steps = log.reward_curve()[0]
@@ -122,8 +121,10 @@ def _cmd_many(paths: list[str], args: argparse.Namespace) -> int:
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from .logs import load_log
-    from .report import fit_run, format_report, to_jsonable
+    from ..runs.logs import load_log
+    from .pipeline import build_report
+    from .render.json import to_json
+    from .render.text import format_report
 
     _parse_forecast(args)
     _reward_bounds(args)            # a bad --reward-range is refused before any file is read
@@ -135,7 +136,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError("--json, --html and --png take one LOG")
         return _cmd_many(many, args)
     args.log = args.log[0]
-    from .hyperparams import find_hyperparameters, merge
+    from ..runs.hyperparams import find_hyperparameters, merge
 
     if args.momentum is not None and args.refresh_interval is None:
         raise ValueError("--momentum needs --refresh-interval (K_ref = steps_per_generation × num_iterations); "
@@ -150,22 +151,23 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     try:
-        report = fit_run(log, reward_bounds=_reward_bounds(args),
-                         momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
-                         refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
-                         p1_laws=not args.quick)
-        report["hyperparameters"] = {**hp, "notes": notes}
+        built = build_report(log, reward_bounds=_reward_bounds(args),
+                             momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
+                             refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
+                             p1_laws=not args.quick)
+        built.hyperparameters = {**hp, "notes": notes}
+        report = built.to_dict()
     except ValueError:
         raise
     except Exception as exc:  # a log that loads but breaks a fit is still the log's problem: one line, exit 2
         raise ValueError(f"{log.source}: could not be fitted ({type(exc).__name__}: {exc})") from None
     if args.html or args.png:
-        from .html_report import write_report
+        from .render.html import write_report
 
         for path in write_report(log, report, html=args.html, png=args.png):
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
-        print(json.dumps(to_jsonable(report), indent=1, allow_nan=False, ensure_ascii=False))
+        print(to_json(report))
     else:
         print(format_report(report))
     return 0

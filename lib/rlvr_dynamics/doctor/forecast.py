@@ -1,84 +1,69 @@
 """Forecast a run's reward from any prefix of its log, never absurdly, with conformal intervals (80 % by default) [D].
 
-The rule (constants set on the run-doctor corpus dev split only, :mod:`.corpus`; the test split and
-``../shared/grpo_logs`` were never used to choose them). n is the number of prefix points, h the distance from the
-last prefix step to the mean target step in logged intervals, h/n the horizon ratio (:func:`horizon_ratio`).
+The rule (constants set on the run-doctor corpus dev split only, ``bench/doctor_eval``; the test split and
+``../shared/grpo_logs`` were never used to choose them; how they were chosen: the design notes). n is the number of
+prefix points, h the distance from the last prefix step to the mean target step in logged intervals, h/n the horizon
+ratio (:func:`horizon_ratio`).
 
-1. **Band.** The point forecast lies in the prefix's observed range ``[min, max]`` (∩ ``reward_bounds``): since
-   the target is a mean of logged rewards, which also lie in the whole curve's range, **the error can never exceed
-   1× the range**. The interval lies in the plausible band ``[min − F·r, max + F·r] ∩ reward_bounds`` with
-   r = max − min of the prefix and ``F = BAND_FACTOR·(1 + h/n)`` (:data:`BAND_FACTOR` = 0.5: the reward may move half
-   its observed range beyond what was seen, more the further ahead we look; at a 10 % prefix F ≈ 4.8, at 50 %
-   F ≈ 0.95). A constant prefix gives r = 0: forecast and interval are the observed value.
+1. **Band.** The point forecast lies in the prefix's observed range ``[min, max]`` (∩ ``reward_bounds``): since the
+   target is a mean of logged rewards, which also lie in the whole curve's range, **the error can never exceed 1× the
+   range**. The interval lies in the plausible band ``[min − F·r, max + F·r] ∩ reward_bounds`` with r = max − min of
+   the prefix and ``F = BAND_FACTOR·(1 + h/n)`` (:data:`BAND_FACTOR` = 0.5: the reward may move half its observed
+   range beyond what was seen, more the further ahead we look; at a 10 % prefix F ≈ 4.8, at 50 % F ≈ 0.95). A
+   constant prefix gives r = 0: forecast and interval are the observed value.
 2. **Candidates** (:data:`CANDIDATES`): three persistence levels, the trailing means of the last ⌈share·n⌉ prefix
    points for share in :data:`LEVEL_SHARES` (40, 20, 10 %); P1's response laws ``single_exponential``,
-   ``overdamped``, ``oscillatory`` (:func:`~.response_laws.fit_response_laws`); the learning-curve families ``mmf``,
-   ``weibull``, ``pow3`` (:mod:`.learning_curves`). A candidate's forecast is its mean over the target steps,
-   clipped to the observed range. A law whose fit failed is dropped. **A growing oscillatory fit (decay rate < 0,
-   ζ < 0) gets weight 0**: instability is a finding (reported by the oscillator reading), never a curve to extend.
+   ``overdamped``, ``oscillatory`` (:func:`~.reading.response_laws.fit_response_laws`); the learning-curve families
+   ``mmf``, ``weibull``, ``pow3`` (:mod:`.reading.learning_curves`). A candidate's forecast is its mean over the
+   target steps, clipped to the observed range. A law whose fit failed is dropped. **A growing oscillatory fit (decay
+   rate < 0, ζ < 0) gets weight 0**: instability is a finding (reported by the oscillator reading), never a curve to
+   extend.
 3. **Rolling-origin weights.** With n ≥ :data:`MIN_ROLLING` (16), each candidate is refitted on the first
-   ⌊:data:`ORIGIN_FRAC`·n⌋ points (the origin, 50 %) and asked for the mean of the last ⌈:data:`CHECK_FRAC`·n⌉
-   prefix points (the check window, 20 %; its forecast clipped to the origin part's observed range). Its error
-   e_k = |that forecast − the observed check-window mean|. Weight ``w_k = π_k / (e_k² + τ²)``, τ² = σ²/m_c (the
-   noise of the observed check-window mean of m_c points, σ the robust step noise of the prefix,
-   :func:`~.noise.step_sigma`), normalised. Priors (:func:`prior`): π = 1 for each persistence level and each
-   learning-curve family, :data:`LAW_PRIOR` = 0.3 for P1's laws — the rolling-origin check alone decides between
-   "it stays where it is" and a curve (round 2; round 1 gave the levels π = 1 + h/n, which counted the horizon twice
-   and kept the forecast at persistence on curves that rise fast and then creep). Below :data:`MIN_ROLLING` (12)
-   points, the 40 % level alone (the least noisy; 12 points leave 6 at the origin, one more than a 4-parameter
-   curve fit needs). The forecast is the weighted mean of the candidates (inside the observed range).
-4. **Interval (normalised split-conformal, Mondrian by noise class × horizon).** ``ŷ ± q·s`` clipped to the band.
-   The scale has a noise part and a **drift** part (round 2, :func:`interval_scale`):
-   ``s² = (σ² + d²)·(1 + h/n) + (DRIFT_FACTOR·D·H/L)²`` with d the weighted standard deviation of the candidates
-   around ŷ (their disagreement), **D the prefix's own level change**: the difference between the means of its
-   second and first halves (k = ⌊n/2⌋ points each), noise-corrected, ``D = sqrt(max(Δ² − 2σ²/k, 0))``, L = n − k
-   the distance between the two halves' centres in points, and H = h + 0.2·n the distance from the centre of the
-   level estimate to the target: the level may keep moving at the rate the prefix shows, and :data:`DRIFT_FACTOR`
-   = 0.5 of it. Why: with the noise part alone the normalised errors of prefixes that still trend (drift > 3 noise
-   sd) and of stationary ones differed by a factor of ~2, so one quantile covered dev's trending prefixes 66–74 %
-   and its stationary ones 84–96 % — and the runs of an unseen source trend differently (verl runs creep for
-   hundreds of steps, 1-prompt runs rise under noise). DRIFT_FACTOR = 0.5 with linear extrapolation (H/L, not
-   √(H/L)) is the value of {0.25, 0.5, 1} × {√, linear} that makes the two groups' coverage equal on dev in every
-   noise class; D = 0 on a stationary prefix, so it costs nothing there.
-   ``q`` is the conformal quantile of the prefix's **stratum**: noise class (:func:`~.noise.noise_class`) ×
-   horizon bucket of h/n (:data:`HORIZON_EDGES` 1.5 / 2.9 / 5: the protocol's 50 / 30 / 20 / 10 % prefixes fall one
-   per bucket). For a nominal level α and each corpus source of the dev split (``sim``, ``project``: the sources
-   are unlike each other, and unseen runs are unlike both) with ≥ :data:`MIN_CONFORMAL_ROWS` rows in the stratum,
-   the source's quantile is the ⌈(m+1)·α⌉-th smallest of its m dev scores ``|target − ŷ|/s`` (∞ when the target
-   lay outside the band: no clipped interval could cover it); ``q`` is the **largest of the sources' quantiles**,
-   so that every dev source reaches α in every stratum (with one pooled quantile the simulated smooth runs, harder
-   than the project's, were covered 65 % when one simulated family was left out; the source enters the
-   calibration only, never the forecast of a run). Without such a source, the stratum's rows pooled; a stratum with fewer than :data:`MIN_CONFORMAL_ROWS` rows (or an infinite quantile) falls back to its noise
-   class, then to all rows pooled, then (no file) to :data:`DEFAULT_QUANTILE` × z_{(1+α)/2}/z_0.9 (stated,
-   uncalibrated). :func:`calibrate_conformal` computes the quantiles for every level of :data:`LEVELS`
-   (0.5 … 0.95) and :func:`write_conformal` stores them in ``_data/forecast_conformal.json``; ``forecast(level=α)``
-   accepts exactly those levels.
-
-:func:`score_log` / :func:`benchmark_forecasts` score the rule and the baselines with the protocol of
-``../shared/DESIGN.md`` ("Judging the run tools"): prefixes of 10/20/30/50 % of the logged steps, target = mean reward
-of the last 10 %, error = |forecast − target| / (max − min of the whole curve). The baselines are the published
-methods as a user would run them, unclipped: persistence (mean of the last max(1, N/25) prefix rewards, N the full
-log length, as in the 2026-12-01 measurement), MMF, Weibull, pow3 (Domhan et al. 2015) and the single exponential,
-each falling back to persistence when its fit fails. :func:`benchmark_forecasts` also reports the interval
-reliability: for each level of :data:`LEVELS`, the share of targets inside the interval per noise class.
+   ⌊:data:`ORIGIN_FRAC`·n⌋ points (the origin, 50 %) and asked for the mean of the last ⌈:data:`CHECK_FRAC`·n⌉ prefix
+   points (the check window, 20 %; its forecast clipped to the origin part's observed range). Its error e_k = |that
+   forecast − the observed check-window mean|. Weight ``w_k = π_k / (e_k² + τ²)``, τ² = σ²/m_c (the noise of the
+   observed check-window mean of m_c points, σ the robust step noise of the prefix,
+   :func:`~rlvr_dynamics.runs.noise.step_sigma`), normalised. Priors (:func:`prior`): π = 1 for each persistence
+   level and each learning-curve family, :data:`LAW_PRIOR` = 0.3 for P1's laws — the rolling-origin check alone
+   decides between "it stays where it is" and a curve. Below :data:`MIN_ROLLING` (12) points, the 40 % level alone
+   (the least noisy; 12 points leave 6 at the origin, one more than a 4-parameter curve fit needs). The forecast is
+   the weighted mean of the candidates (inside the observed range).
+4. **Interval (normalised split-conformal, Mondrian by noise class × horizon).** ``ŷ ± q·s`` clipped to the band. The
+   scale has a noise part and a **drift** part (:func:`interval_scale`): ``s² = (σ² + d²)·(1 + h/n) +
+   (DRIFT_FACTOR·D·H/L)²`` with d the weighted standard deviation of the candidates around ŷ (their disagreement),
+   **D the prefix's own level change**: the difference between the means of its second and first halves (k = ⌊n/2⌋
+   points each), noise-corrected, ``D = sqrt(max(Δ² − 2σ²/k, 0))``, L = n − k the distance between the two halves'
+   centres in points, and H = h + 0.2·n the distance from the centre of the level estimate to the target: the level
+   may keep moving at the rate the prefix shows, and :data:`DRIFT_FACTOR` = 0.5 of it (D = 0 on a stationary prefix).
+   ``q`` is the conformal quantile of the prefix's **stratum**: noise class
+   (:func:`~rlvr_dynamics.runs.noise.noise_class`) × horizon bucket of h/n (:data:`HORIZON_EDGES` 1.5 / 2.9 / 5: the
+   protocol's 50 / 30 / 20 / 10 % prefixes fall one per bucket). For a nominal level α and each corpus source of the
+   dev split (``sim``, ``project``: the sources are unlike each other, and unseen runs are unlike both) with ≥
+   :data:`MIN_CONFORMAL_ROWS` rows in the stratum, the source's quantile is the ⌈(m+1)·α⌉-th smallest of its m dev
+   scores ``|target − ŷ|/s`` (∞ when the target lay outside the band: no clipped interval could cover it); ``q`` is
+   the **largest of the sources' quantiles**, so that every dev source reaches α in every stratum (the source enters
+   the calibration only, never the forecast of a run). Without such a source, the stratum's rows pooled; a stratum
+   with fewer than :data:`MIN_CONFORMAL_ROWS` rows (or an infinite quantile) falls back to its noise class, then to
+   all rows pooled, then (no file) to :data:`DEFAULT_QUANTILE` × z_{(1+α)/2}/z_0.9 (stated, uncalibrated).
+   ``bench/doctor_eval`` computes the quantiles for every level of :data:`LEVELS` (0.5 … 0.95) and stores them in
+   :data:`CONFORMAL_PATH`; ``forecast(level=α)`` accepts exactly those levels. ``bench/doctor_eval/forecasts.py`` scores
+   the forecast against persistence, MMF, Weibull, pow3 and the single exponential.
 """
 from __future__ import annotations
 
 import functools
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
-from .learning_curves import CURVE_FAMILIES, finite_curve, fit_curve
-from .learning_curves import mmf as mmf  # re-exported: the public name of the MMF curve
-from .noise import NOISE_CLASSES, noise_class, step_sigma
-from .response_laws import fit_response, fit_response_laws
+from ..runs.noise import NOISE_CLASSES, noise_class, step_sigma
+from .reading.learning_curves import CURVE_FAMILIES, finite_curve, fit_curve
+from .reading.learning_curves import mmf as mmf  # re-exported: the public name of the MMF curve
+from .reading.response_laws import fit_response_laws
 
 PREFIXES = (0.1, 0.2, 0.3, 0.5)
 """Prefix fractions of the forecast protocol."""
@@ -88,8 +73,7 @@ POINT_FACTOR = 0.0
 """F_p: point forecasts (each candidate's, the rolling-origin checks' and the combined one) lie in the prefix's
 observed range widened by F_p × its width on each side (∩ reward bounds). 0: a forecast never leaves what was seen,
 so a still-rising curve is forecast at most at its highest level so far (its plateau R∞ is the reading's, not the
-forecast's). Chosen on the dev split (324 runs × 4 prefixes): F_p = 0.25 / 0.5 lower the median error at 20–50 %
-by 0.002–0.006 but put 5 / 8 forecasts more than 1× the range off (0 at F_p = 0)."""
+forecast's)."""
 LEVEL_SHARES = (0.4, 0.2, 0.1)
 """The persistence candidates average the last 40, 20 and 10 % of the prefix."""
 LAWS = ("single_exponential", "overdamped", "oscillatory")
@@ -116,14 +100,8 @@ MIN_CONFORMAL_ROWS = 30
 DEFAULT_QUANTILE = 3.0
 """q at 80 % used when no calibration file is found (uncalibrated: ±3 scales; other levels scaled by the normal
 quantile ratio z_{(1+α)/2}/z_0.9)."""
-MIN_BENCH_POINTS = 40
-"""Only logs with at least this many logged rewards enter the forecast benchmark."""
-TOLERANCE = 0.05
-"""'Within 5 %' of the range in the benchmark tables."""
 CONFORMAL_PATH = Path(__file__).resolve().parent.parent / "_data" / "forecast_conformal.json"
-"""Where :func:`write_conformal` writes and :func:`forecast` reads the per-class quantiles."""
-BASELINES = ("persistence", "mmf", "weibull", "pow3", "single_exponential")
-"""Baselines reported beside the forecast by :func:`score_log`."""
+"""Where :func:`forecast` reads the per-class quantiles (written by ``bench/doctor_eval``)."""
 
 
 @dataclass
@@ -146,7 +124,7 @@ class Forecast:
     band: tuple[float, float] = (math.nan, math.nan)
     """The plausible band (module docstring, step 1)."""
     noise_class: str = ""
-    """Noise class of the prefix (:func:`~.noise.noise_class`), which picks the conformal quantile."""
+    """Noise class of the prefix (:func:`~rlvr_dynamics.runs.noise.noise_class`), which picks the conformal quantile."""
     scale: float = math.nan
     """s of the interval (:func:`interval_scale`)."""
     quantile: float = math.nan
@@ -448,10 +426,10 @@ def forecast(steps, reward, target_steps, *, reward_bounds: tuple[float, float] 
              fits: dict[str, Any] | None = None, window: int | None = None, level: float = COVERAGE,
              conformal: dict[str, Any] | None = None) -> Forecast:
     """Forecast the mean reward over ``target_steps`` from the prefix ``(steps, reward)`` by the rule of the module
-    docstring. ``fits``: a :func:`~.response_laws.fit_response_laws` result for exactly this prefix (saves a
+    docstring. ``fits``: a :func:`~.reading.response_laws.fit_response_laws` result for exactly this prefix (saves a
     refit); ``window``: the trailing window of the reported ``persistence`` (default: the 20 % level);
     ``level``: the nominal coverage of the interval, one of the calibrated :data:`LEVELS`; ``conformal``: a
-    :func:`calibrate_conformal` table to use instead of the committed file."""
+     table (``bench/doctor_eval``) to use instead of the committed file."""
     t, y = _check(steps, reward, reward_bounds, level)
     target = _target(target_steps)
     fitted = _fit_candidates(t, y, reward_bounds, fits)
@@ -520,286 +498,3 @@ def _evaluate(t, y, target, reward_bounds, fitted, conformal, window, level=COVE
                     float(1.0 - sum(v for k, v in w.items() if k.startswith("level_"))), int(t[-1]), band, cls,
                     float(scale), float(q), dict(w), dict(preds), dict(excluded), float(_check_level(level)),
                     float(hr), stratum(cls, hr))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Protocol, baselines, calibration and the benchmark
-# ---------------------------------------------------------------------------------------------------------------
-
-def _protocol_split(n: int, frac: float) -> tuple[int, int]:
-    """(prefix length, tail length) of the protocol for a log of n points."""
-    tail = max(1, int(math.ceil(0.1 * n)))
-    return max(6, int(round(frac * n))), tail
-
-
-def _baselines(tp, yp, target_steps, bounds, n_full) -> dict[str, float]:
-    """The published baselines as a user would run them (unclipped), each falling back to persistence."""
-    pers = persistence(yp, max(1, n_full // 25))
-    out = {"persistence": pers}
-    for fam in CURVE_FAMILIES:
-        cf = fit_curve(tp, yp, fam)
-        v = _mean_pred(cf.predict, target_steps) if cf is not None else pers
-        out[fam] = v if math.isfinite(v) else pers
-    se = fit_response(tp, yp, "single_exponential", reward_bounds=bounds)
-    v = _mean_pred(se.predict, target_steps) if se.status != "failed" and se._theta is not None else pers
-    out["single_exponential"] = v if math.isfinite(v) else pers
-    return out
-
-
-def score_log(steps, reward, *, prefixes: Iterable[float] = PREFIXES,
-              reward_bounds: tuple[float, float] | None = None, conformal: dict[str, Any] | None = None,
-              baselines: bool = True) -> list[dict[str, Any]]:
-    """The DESIGN.md protocol on one log: per prefix fraction, on the same row, the error (share of the whole
-    curve's range) of the forecast and of each baseline (:data:`BASELINES`), whether the 80 % interval covered the
-    target, the interval width (share of the range), the prefix's noise class, conformal stratum and score, and
-    ``covered_levels``: {level: whether the interval at that level of :data:`LEVELS` covered the target}."""
-    t, y = _clean(steps, reward)
-    n = t.size
-    rows = []
-    if n < 8:
-        return rows
-    rng = float(np.ptp(y)) or 1.0
-    for frac in prefixes:
-        if not (0.0 < frac < 1.0):
-            raise ValueError(f"prefix fractions must be in (0, 1), got {frac}")
-        m, tail = _protocol_split(n, frac)
-        if m >= n - tail:
-            continue
-        target_steps = t[-tail:]
-        target = float(y[-tail:].mean())
-        tp, yp = t[:m], y[:m]
-        fc = forecast(tp, yp, target_steps, reward_bounds=reward_bounds, conformal=conformal)
-        row = {"prefix": frac, "n_prefix": m, "target": target, "range": rng, "forecast": fc.value,
-               "error": abs(fc.value - target) / rng, "covered": bool(fc.low <= target <= fc.high),
-               "interval_width": (fc.high - fc.low) / rng, "noise_class": fc.noise_class, "law": fc.law,
-               "weight": fc.weight, "score": _score(fc, target), "stratum": fc.stratum,
-               "hratio": fc.horizon_ratio, "covered_levels": _covered_levels(fc, target, conformal)}
-        if baselines:
-            for k, v in _baselines(tp, yp, target_steps, reward_bounds, n).items():
-                row[f"error_{k}"] = abs(v - target) / rng
-        rows.append(row)
-    return rows
-
-
-def _covered_levels(fc: Forecast, target: float, conformal) -> dict[float, bool]:
-    """Whether the interval of ``fc`` at each level of :data:`LEVELS` (same point, scale and band; the level's
-    quantile) covers ``target``."""
-    out = {}
-    for lv in LEVELS:
-        q = conformal_quantile_for(fc.noise_class, conformal, hratio=fc.horizon_ratio, level=lv)
-        half = q * fc.scale
-        low = max(fc.value - half, fc.band[0]) if math.isfinite(half) else fc.band[0]
-        high = min(fc.value + half, fc.band[1]) if math.isfinite(half) else fc.band[1]
-        out[lv] = bool(low <= target <= high)
-    return out
-
-
-def _score(fc: Forecast, target: float) -> float:
-    """Conformal score of one dev row: |target − ŷ|/s, ∞ when the target is outside the band."""
-    if not (fc.band[0] <= target <= fc.band[1]):
-        return math.inf
-    d = abs(target - fc.value)
-    if d == 0:
-        return 0.0
-    return d / fc.scale if fc.scale > 0 else math.inf
-
-
-def _usable(runs) -> list:
-    out = []
-    for r in runs:
-        st, y = r.log.reward_curve()
-        if np.isfinite(np.asarray(y, float)).sum() >= MIN_BENCH_POINTS:
-            out.append((r, np.asarray(st, float), np.asarray(y, float)))
-    return out
-
-
-def conformal_table(scored: Iterable[tuple], *, coverage: float = COVERAGE,
-                    levels: Iterable[float] = LEVELS) -> dict[str, Any]:
-    """The calibration table from scored dev rows ``(noise class, stratum, score[, source])``: for each level, the
-    conformal quantile per stratum, per noise class and pooled — the largest of the per-source quantiles of the
-    sources with ≥ :data:`MIN_CONFORMAL_ROWS` rows in the cell, else the cell's rows pooled (module docstring,
-    step 4); the entries at ``coverage`` are also at the top level. Quantiles of ∞ are stored as None."""
-    scored = [(x[0], x[1], float(x[2]), x[3] if len(x) > 3 else "") for x in scored]
-
-    def entry(rows):
-        sc = [x[2] for x in rows]
-        per = {}
-        for src in sorted({x[3] for x in rows}):
-            s_src = [x[2] for x in rows if x[3] == src]
-            if len(s_src) >= MIN_CONFORMAL_ROWS:
-                per[src] = conformal_quantile(s_src, lvl)
-        q = max(per.values()) if per else (conformal_quantile(sc, lvl) if sc else math.inf)
-        out_e = {"quantile": q if math.isfinite(q) else None, "n": len(sc)}
-        if len(per) > 1:
-            out_e["by_source"] = {k: (v if math.isfinite(v) else None) for k, v in per.items()}
-        return out_e
-    out: dict[str, Any] = {"coverage": coverage, "levels": {}}
-    for lvl in sorted(set(float(x) for x in levels) | {float(coverage)}):
-        strata = sorted({x[1] for x in scored})
-        tab = {"classes": {c: entry([x for x in scored if x[0] == c]) for c in NOISE_CLASSES},
-               "strata": {k: entry([x for x in scored if x[1] == k]) for k in strata},
-               "pooled": entry(scored)}
-        out["levels"][_level_key(lvl)] = tab
-        if abs(lvl - coverage) < 1e-9:
-            out.update(tab)
-    return out
-
-
-def calibrate_conformal(runs, *, coverage: float = COVERAGE, prefixes: Iterable[float] = PREFIXES,
-                        levels: Iterable[float] = LEVELS) -> dict[str, Any]:
-    """Split-conformal quantiles per stratum (noise class × horizon bucket), noise class and pooled, for every
-    level of ``levels``, from corpus runs (use ``load_corpus(split="dev")``) with ≥ :data:`MIN_BENCH_POINTS` logged
-    rewards, on the protocol's prefixes: ``{"coverage", "classes", "strata", "pooled"`` (at ``coverage``),
-    ``"levels": {"0.5": {"classes", "strata", "pooled"}, …}, "runs", "rule"}``, each entry ``{"quantile", "n"}``.
-    Quantiles of ∞ are stored as None."""
-    scored = []
-    used = _usable(runs)
-    for r, st, y in used:
-        for row in score_log(st, y, prefixes=prefixes, reward_bounds=r.reward_bounds, conformal={},
-                             baselines=False):
-            scored.append((row["noise_class"], row["stratum"], row["score"], getattr(r, "source", "")))
-    table = conformal_table(scored, coverage=coverage, levels=levels)
-    table.update({"runs": len(used), "prefixes": list(prefixes), "horizon_edges": list(HORIZON_EDGES),
-                  "drift_factor": DRIFT_FACTOR,
-                  "rule": "per level: q = the largest over corpus sources (>= 30 rows) of the ceil((m+1)*level)-th "
-                          "smallest of |target - forecast|/scale (inf when the target is outside the band), per "
-                          "stratum = noise class x horizon bucket of h/n, with fallback to the noise class, then "
-                          "pooled; see rlvr_dynamics.runs.forecast"})
-    return table
-
-
-def write_conformal(path: str | os.PathLike | None = None, runs=None, *, table: dict[str, Any] | None = None) -> Path:
-    """Write a calibration table atomically (temp file in the same folder, then rename) to ``path`` (default
-    :data:`CONFORMAL_PATH`): ``table`` if given, else :func:`calibrate_conformal` of ``runs`` (default: the corpus
-    dev split). Clears the cache so the next :func:`forecast` reads it."""
-    path = Path(path) if path is not None else CONFORMAL_PATH
-    if table is None:
-        if runs is None:
-            from .corpus import load_corpus
-            runs = load_corpus(split="dev")
-        table = calibrate_conformal(runs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(table, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _load_conformal.cache_clear()
-    return path
-
-
-def benchmark_forecasts(runs, *, prefixes: Iterable[float] = PREFIXES, conformal: dict[str, Any] | None = None,
-                        tolerance: float = TOLERANCE) -> dict[str, Any]:
-    """Score :func:`forecast` and the baselines on corpus runs with ≥ :data:`MIN_BENCH_POINTS` logged rewards:
-    ``{"n_runs", "prefixes": {frac: {"n": rows, method: {"median_error", "within", "over_range"}}},
-    "noise_classes": {class: {"n", "coverage", "median_width"}}, "reliability": {class: {level: share}}, "rows"}``
-    (``within``: share of rows with error ≤ ``tolerance``; ``over_range``: count of rows with error > 1; width:
-    share of the whole range; ``reliability``: for each nominal level of :data:`LEVELS`, the share of targets
-    inside the interval at that level — the interval reliability diagram)."""
-    rows = []
-    used = _usable(runs)
-    for r, st, y in used:
-        for row in score_log(st, y, prefixes=prefixes, reward_bounds=r.reward_bounds, conformal=conformal):
-            rows.append({**row, "run": r.name, "source": r.source})
-    methods = ("forecast",) + BASELINES
-    per: dict[float, Any] = {}
-    for frac in prefixes:
-        sel = [x for x in rows if x["prefix"] == frac]
-        entry: dict[str, Any] = {"n": len(sel)}
-        for mth in methods:
-            e = np.array([x["error" if mth == "forecast" else f"error_{mth}"] for x in sel], dtype=float)
-            entry[mth] = {"median_error": float(np.median(e)) if e.size else math.nan,
-                          "within": float(np.mean(e <= tolerance)) if e.size else math.nan,
-                          "over_range": int(np.sum(e > 1.0))}
-        per[frac] = entry
-    classes = {}
-    for c in NOISE_CLASSES:
-        sel = [x for x in rows if x["noise_class"] == c]
-        classes[c] = {"n": len(sel),
-                      "coverage": float(np.mean([x["covered"] for x in sel])) if sel else math.nan,
-                      "median_width": float(np.median([x["interval_width"] for x in sel])) if sel else math.nan}
-    reliability = {c: {lv: float(np.mean([x["covered_levels"][lv] for x in rows if x["noise_class"] == c]))
-                       for lv in LEVELS} for c in NOISE_CLASSES if any(x["noise_class"] == c for x in rows)}
-    return {"n_runs": len(used), "prefixes": per, "noise_classes": classes, "reliability": reliability,
-            "rows": rows}
-
-
-def format_forecast_benchmark(bench: dict[str, Any], title: str = "") -> str:
-    """Markdown tables of :func:`benchmark_forecasts`: per prefix, median error / share within 5 % / count off by
-    more than the range for each method; per noise class, the 80 % coverage and median width, and the interval
-    reliability (share inside at each nominal level of :data:`LEVELS`)."""
-    methods = ("forecast",) + BASELINES
-    lines = ([f"**{title}**", ""] if title else []) + [
-        f"{bench['n_runs']} runs; cells: median error / within {TOLERANCE:.0%} / # off by > 1× range", "",
-        "| prefix | rows | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
-    for frac, e in bench["prefixes"].items():
-        cells = [f"{e[m]['median_error']:.3f} / {e[m]['within']:.0%} / {e[m]['over_range']}"
-                 if e["n"] else "–" for m in methods]
-        lines.append(f"| {frac:.0%} | {e['n']} | " + " | ".join(cells) + " |")
-    lines += ["", "| noise class | rows | 80 % coverage | median width (share of range) |", "|---|---|---|---|"]
-    for c, e in bench["noise_classes"].items():
-        if e["n"]:
-            lines.append(f"| {c} | {e['n']} | {e['coverage']:.0%} | {e['median_width']:.3f} |")
-        else:
-            lines.append(f"| {c} | 0 | – | – |")
-    rel = bench.get("reliability") or {}
-    if rel:
-        lines += ["", "| noise class | " + " | ".join(f"{lv:.0%}" for lv in LEVELS) + " |",
-                  "|---|" + "---|" * len(LEVELS)]
-        for c, pts in rel.items():
-            lines.append(f"| {c} | " + " | ".join(f"{pts[lv]:.0%}" for lv in LEVELS) + " |")
-        lines.append("")
-        lines.append("Interval reliability: share of targets inside the interval at each nominal level.")
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Kept for report.py / bench_runs.py: the older (name, steps, reward, bounds) interface
-# ---------------------------------------------------------------------------------------------------------------
-
-def fit_mmf(t, y) -> np.ndarray | None:
-    """MMF parameters (α, β, κ, δ) fitted with t measured from t[0] (:func:`~.learning_curves.fit_curve`);
-    None when there is nothing to fit."""
-    cf = fit_curve(t, y, "mmf")
-    return None if cf is None else np.array(cf.params)
-
-
-def calibration_table(logs: list[tuple[str, np.ndarray, np.ndarray, tuple[float, float] | None]], *,
-                      prefixes: Iterable[float] = PREFIXES, tolerance: float = TOLERANCE) -> dict[float, dict[str, Any]]:
-    """Aggregate :func:`score_log` over ``[(name, steps, reward, reward_bounds), …]``: per prefix, the share of
-    logs within ``tolerance`` of the range and the median error for each method, and the 80 % coverage."""
-    per: dict[float, list[dict[str, Any]]] = {}
-    for name, steps, reward, rb in logs:
-        for row in score_log(steps, reward, prefixes=prefixes, reward_bounds=rb):
-            per.setdefault(row["prefix"], []).append({**row, "log": name})
-    out = {}
-    for frac, rows in sorted(per.items()):
-        entry: dict[str, Any] = {"n_logs": len(rows)}
-        for key, label in (("error", "forecast"),) + tuple((f"error_{b}", b) for b in BASELINES):
-            e = np.array([r[key] for r in rows], dtype=float)
-            e = e[np.isfinite(e)]
-            entry[label] = {"within": float(np.mean(e <= tolerance)) if e.size else math.nan,
-                            "median_error": float(np.median(e)) if e.size else math.nan}
-        entry["coverage_80"] = float(np.mean([r["covered"] for r in rows]))
-        entry["median_interval_width"] = float(np.median([r["interval_width"] for r in rows]))
-        entry["rows"] = rows
-        out[frac] = entry
-    return out
-
-
-def format_calibration(table: dict[float, dict[str, Any]], title: str = "") -> str:
-    """Markdown table of :func:`calibration_table` (share within 5 % of the range / median error)."""
-    lines = ([f"**{title}**", ""] if title else []) + [
-        "| prefix | logs | forecast | persistence | single exp. | MMF | 80 % coverage | median 80 % width |",
-        "|---|---|---|---|---|---|---|---|"]
-    for frac, e in table.items():
-        cells = [f"{e[k]['within']:.0%} / {e[k]['median_error']:.3f}"
-                 for k in ("forecast", "persistence", "single_exponential", "mmf")]
-        lines.append(f"| {frac:.0%} | {e['n_logs']} | " + " | ".join(cells) +
-                     f" | {e['coverage_80']:.0%} | {e['median_interval_width']:.3f} |")
-    return "\n".join(lines)

@@ -6,7 +6,7 @@ TRL's ``clip_ratio/*``), plus whether training should stop (opt-in, on strong ev
 
 Usage::
 
-    from rlvr_dynamics.runs.live import RunDoctor
+    from rlvr_dynamics.doctor.live import RunDoctor
 
     doctor = RunDoctor(every=10, refresh_interval=1, stop_on_instability=True)
     for step, metrics in training_loop():                # metrics: {"reward": 0.4, "entropy": 0.6, ...}
@@ -28,14 +28,14 @@ Args:
     reward_column: metric name of the training reward (default: the first of ``REWARD_COLUMNS`` seen).
     stop_on_instability: check the stop rule below at every ``update`` and set :attr:`should_stop` and
         :attr:`stop_reason` when it fires (default False: no check, never stops).
-    min_points: no report before this many logged rewards (default :data:`~.diagnostics.SIGMA_FIRST` = 8, the
+    min_points: no report before this many logged rewards (default :data:`~.detectors.SIGMA_FIRST` = 8, the
         fewest from which a detector can fire: its step noise needs 8 values). The first report comes at the first
         ``update`` where both hold: ``every`` calls since the last report, and ``min_points`` rewards logged — so
         with a log written every 5 steps it comes at step 40, whatever ``every``.
     reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1].
 
 **The stop rule** (``stop_on_instability=True``; checked at every ``update`` on the causal detectors of
-:mod:`.diagnostics`, so the run stops at the step where the rule fires, not at the next report). Stop when
+:mod:`.detectors`, so the run stops at the step where the rule fires, not at the next report). Stop when
 
     a ``dynamical_instability`` event AND a ``collapse_warning`` event lie within STOP_WINDOW = 20 logged rows of
     each other (either order), the later of the two at or before the current row;
@@ -49,11 +49,11 @@ blowing up. The whole-prefix readings (instability (c) stability margin, (d) the
 ``{"rule", "step", "numbers", "text"}`` (``text``: one line, e.g. ``doctor stop at step 212: (f) KL jump ×14.2 at
 step 205 + collapse warning (rule C, 2 precursors) at step 210 within 20 rows``).
 
-**Agreement with the full log**: the detectors are causal (:mod:`.diagnostics`), so the events a report finds with
+**Agreement with the full log**: the detectors are causal (:mod:`.detectors`), so the events a report finds with
 step ≤ its own step are exactly the full log's events up to that step; each event is recorded once, with the step
 it happened (``step``) and the step of the report (or stop check) that found it (``reported_at``), in
 :attr:`events`. The exceptions are instability (c) and (d), readings of a fit of the whole prefix: live, they are
-dated at the report that makes them. :func:`benchmark_live` measures it on the corpus.
+dated at the report that makes them. ``bench/doctor_eval`` measures it on the corpus.
 
 **Output fields** (every report has every key below, except the fit fields when no law could be fitted and
 ``stability_margin`` without ``refresh_interval``; values are always finite floats — sentinels below):
@@ -107,15 +107,15 @@ from typing import Any
 
 import numpy as np
 
-from . import diagnostics as diag
-from . import response_laws as rl
-from .logs import REWARD_COLUMNS, RunLog
-from .noise import noise_ceiling
+from ..runs.logs import REWARD_COLUMNS, RunLog
+from ..runs.noise import noise_ceiling
+from . import detectors as diag
+from .reading import response_laws as rl
 
 STOP_WINDOW = 20
 """Logged rows within which an instability event and a collapse warning must both lie to stop (module docstring)."""
 VERDICT_CODES = ("stable", "unstable", "undetermined", "noise only")
-"""``dynamics/verdict``: the index of the reading's verdict (:mod:`.reading`) in this tuple."""
+"""``dynamics/verdict``: the index of the reading's verdict (:mod:`.reading.dynamics`) in this tuple."""
 INF_SENTINEL = 1e9
 """Written for +inf (−INF_SENTINEL for −inf), with ``dynamics/<field>_is_inf``."""
 NAN_SENTINEL = -1e9
@@ -193,7 +193,7 @@ class RunDoctor:
             self.reward_column = next((c for c in REWARD_COLUMNS if c in row), None)
 
     def log(self) -> RunLog | None:
-        """The metrics so far as a :class:`~.logs.RunLog` (None before a reward has been seen)."""
+        """The metrics so far as a :class:`~rlvr_dynamics.runs.logs.RunLog` (None before a reward has been seen)."""
         if self.reward_column is None:
             return None
         steps = np.array(sorted(self._rows), dtype=np.int64)
@@ -267,7 +267,7 @@ class RunDoctor:
         fit_bounds = bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
         # the same reading as `rlvr-dynamics fit` (report.fit_run): the law read with evidence, its plateau only
         # when identified, the stability margin only for a stable or unstable verdict
-        from .report import fit_run
+        from .pipeline import fit_run
 
         fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)   # shared by the report and (d)
         rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=fit_bounds, p1_laws=False,
@@ -373,82 +373,3 @@ def _event_key(event: dict[str, Any]) -> tuple:
     if reason.startswith(("(c)", "(d)")):
         return (reason[:3],)
     return (event["step"], event.get("reason"), event.get("kind"))
-
-
-# ---------------------------------------------------------------------------------------------------- benchmark
-def benchmark_live(runs, *, every: int = 10, refresh_interval: int | None = None) -> dict[str, Any]:
-    """Replay every corpus run (:mod:`.corpus`) through a ``RunDoctor(every=every, stop_on_instability=True)``
-    one logged row at a time (then :meth:`RunDoctor.finish`) and score it with the doctor itself:
-
-    - ``healthy``: stops / runs on ``outcome == 'healthy'`` (target ≤ 2 %), with the stopped run names;
-    - ``collapse``: stops / runs on ``outcome == 'collapse'``; on the lead-time population the lead of the stop
-      before ``collapse_step`` (median, and how many ≥ :data:`~.diagnostics.LEAD_TARGET` steps ahead);
-    - ``agreement``: runs whose live events (every detector, without the whole-prefix readings (c)/(d)) equal the
-      full-log :func:`~.diagnostics.diagnose` events at the same steps, out of all runs; and per detector the runs
-      where the live and full verdicts (fired or not) agree.
-    A training loop that honours ``should_stop`` ends at the stop, so the agreement is measured on doctors that
-    keep running after the stop (``should_stop`` does not end the replay)."""
-    runs = list(runs)
-    res = {"every": every, "healthy": {"runs": 0, "stopped": 0, "names": []},
-           "collapse": {"runs": 0, "stopped": 0, "population": 0, "stopped_before": 0, "ahead_10": 0, "leads": []},
-           "agreement": {"runs": 0, "equal": 0, "per_detector": {n: 0 for n in diag.DETECTORS}}}
-    for run in runs:
-        steps, _ = run.log.reward_curve()
-        if steps.size < 2:
-            continue
-        doc = RunDoctor(every=every, refresh_interval=refresh_interval, stop_on_instability=True,
-                        reward_column=run.log.reward_column, reward_bounds=run.reward_bounds)
-        names = list(run.log.series)
-        for i, st in enumerate(run.log.steps):
-            doc.update(int(st), {n: run.log.series[n][i] for n in names})
-        doc.finish()
-        stop = doc.stop_reason["step"] if doc.stop_reason else None
-        if run.outcome == "healthy":
-            res["healthy"]["runs"] += 1
-            if stop is not None:
-                res["healthy"]["stopped"] += 1
-                res["healthy"]["names"].append(run.name)
-        elif run.outcome == "collapse":
-            res["collapse"]["runs"] += 1
-            res["collapse"]["stopped"] += int(stop is not None)
-            if getattr(run, "in_lead_time_population", False):
-                res["collapse"]["population"] += 1
-                if stop is not None and stop <= run.collapse_step:
-                    lead = int(run.collapse_step - stop)
-                    res["collapse"]["stopped_before"] += 1
-                    res["collapse"]["ahead_10"] += int(lead >= diag.LEAD_TARGET)
-                    res["collapse"]["leads"].append(lead)
-        full = diag.diagnose(run.log, reward_bounds=run.reward_bounds, reading=False)
-        res["agreement"]["runs"] += 1
-        same = True
-        for name in diag.DETECTORS:
-            live = [e["step"] for e in doc.events[name] if not str(e.get("reason", "")).startswith(("(c)", "(d)"))]
-            want = [e["step"] for e in full[name].events]
-            same &= live == want
-            res["agreement"]["per_detector"][name] += int(bool(live) == bool(want))
-        res["agreement"]["equal"] += int(same)
-    h, c, a = res["healthy"], res["collapse"], res["agreement"]
-    h["rate"] = h["stopped"] / h["runs"] if h["runs"] else None
-    c["rate"] = c["stopped"] / c["runs"] if c["runs"] else None
-    c["median_lead"] = float(np.median(c["leads"])) if c["leads"] else None
-    a["rate"] = a["equal"] / a["runs"] if a["runs"] else None
-    return res
-
-
-def format_live_benchmark(result: dict[str, Any], title: str = "") -> str:
-    """Markdown lines for :func:`benchmark_live` (target: stops ≤ 2 % of healthy runs)."""
-    def pct(n, d):
-        return "n/a" if not d else f"{n}/{d} ({100 * n / d:.1f} %)"
-    h, c, a = result["healthy"], result["collapse"], result["agreement"]
-    med = "n/a" if c["median_lead"] is None else f"{c['median_lead']:.0f} steps"
-    lines = [f"**{title}**" if title else "",
-             f"Live `RunDoctor(every={result['every']}, stop_on_instability=True)`, replayed row by row:",
-             "",
-             "| measure | value |", "|---|---|",
-             f"| healthy runs stopped (target ≤ 2 %) | {pct(h['stopped'], h['runs'])} |",
-             f"| collapsing runs stopped | {pct(c['stopped'], c['runs'])} |",
-             f"| lead-time population stopped before the reward halves | {pct(c['stopped_before'], c['population'])}"
-             f"; ≥ {diag.LEAD_TARGET} steps ahead {c['ahead_10']}; median lead {med} |",
-             f"| live events = full-log events (causal detectors) | {pct(a['equal'], a['runs'])} |"]
-    lines += [f"| live verdict = full-log verdict: {n} | {pct(k, a['runs'])} |" for n, k in a["per_detector"].items()]
-    return "\n".join(lines)

@@ -7,7 +7,7 @@ The project's ``metrics.csv`` files keep the bare names (:func:`bare_name`), and
 from __future__ import annotations
 
 DYNAMICS_PREFIX = "dynamics/"
-"""Namespace of every metric the callback (and the live :class:`~rlvr_dynamics.runs.live.RunDoctor`) logs."""
+"""Namespace of every metric the callback (and the live :class:`~rlvr_dynamics.doctor.live.RunDoctor`) logs."""
 
 GAP_FIELDS = ("gap_alignment", "cumulative_gap_alignment", "n_mixed_groups", "logp_change_correct",
               "logp_change_incorrect")

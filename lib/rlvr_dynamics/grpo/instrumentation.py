@@ -42,10 +42,10 @@ Each field's unit and the claim it serves: :data:`rlvr_dynamics.grpo.fields.FIEL
 book's "Diagnose a run" page); ``gap_alignment`` is per unit learning rate, so with Adam it grows with the
 parameter count (typical ranges there).
 
-With a :class:`~rlvr_dynamics.runs.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live from each
+With a :class:`~rlvr_dynamics.doctor.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live from each
 step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this callback's); its outputs
 (``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …, documented in
-:class:`~rlvr_dynamics.runs.live.RunDoctor`) are added to the log of the step they describe (this callback runs
+:class:`~rlvr_dynamics.doctor.live.RunDoctor`) are added to the log of the step they describe (this callback runs
 before the reporting integrations), and its last report is logged when training ends. With
 ``RunDoctor(stop_on_instability=True)`` training stops at the step where the doctor's stop rule fires, and says why:
 one printed line, ``dynamics/stop`` and ``dynamics/stop_reason`` in the log, a checkpoint at that step and
@@ -98,13 +98,13 @@ class GRPODynamicsCallback(TrainerCallback):
             estimate free of in-sample bias (``gap_alignment_fresh``, ``cumulative_gap_alignment_fresh``,
             ``n_mixed_groups_fresh``, ``fresh_success``). Needs plain-function rewards.
         fresh_seed: seed of the fresh samples' RNG stream (combined with the step and the process index).
-        doctor: a :class:`~rlvr_dynamics.runs.live.RunDoctor` fed every step's metrics; its ``dynamics/*`` outputs
+        doctor: a :class:`~rlvr_dynamics.doctor.live.RunDoctor` fed every step's metrics; its ``dynamics/*`` outputs
             are logged, and ``doctor.should_stop`` ends training (set it with ``stop_on_instability=True``).
 
     Usage::
 
         from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
-        from rlvr_dynamics.runs.live import RunDoctor
+        from rlvr_dynamics.doctor.live import RunDoctor
 
         trainer = GRPOTrainer(model=..., args=GRPOConfig(..., report_to="wandb"), reward_funcs=..., train_dataset=...)
         GRPODynamicsCallback(trainer, eval_fn=my_eval, doctor=RunDoctor(every=10, refresh_interval=1))
@@ -126,7 +126,7 @@ class GRPODynamicsCallback(TrainerCallback):
                 fresh_samples == 0 or fresh_samples >= 2):
             raise ValueError(f"fresh_samples must be 0 (off) or an integer >= 2, got {fresh_samples!r}")
         if doctor is not None and not (hasattr(doctor, "update") and hasattr(doctor, "should_stop")):
-            raise TypeError(f"doctor must be a rlvr_dynamics.runs.live.RunDoctor, got {type(doctor).__name__}")
+            raise TypeError(f"doctor must be a rlvr_dynamics.doctor.live.RunDoctor, got {type(doctor).__name__}")
         self.gap_alignment_every = gap_alignment_every
         self._measure = True
         self.eval_fn = eval_fn

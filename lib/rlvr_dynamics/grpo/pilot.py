@@ -8,7 +8,7 @@ r_k (TRL's ``reward``: the mean over the step's 64 × G completions):
 * start ``r0`` = mean of r_1 … r_10; smoothed curve ``s`` = trailing 10-step rolling mean;
 * ``rise`` = max_{k ≥ 10} s_k − r0;
 * ``steps_to_90`` = first k ≥ 10 with s_k ≥ r0 + 0.9 · rise;
-* ``collapsed`` = the project's one collapse rule (:func:`rlvr_dynamics.runs.diagnostics.detect_collapse` reports a
+* ``collapsed`` = the project's one collapse rule (:func:`rlvr_dynamics.doctor.detectors.collapse_warning.detect_collapse` reports a
   collapse step);
 * a learning rate *qualifies* if it does not collapse, its rise is ≥ 0.1 (it learns) and steps_to_90 ≤ 150.
 
@@ -112,7 +112,7 @@ def pilot_result(learning_rate: float, steps, rewards, rule: PilotRule = PilotRu
                  heldout: tuple[float, float] | None = None) -> PilotResult:
     """The rule's quantities of one run from its per-step rewards (``steps`` 1-based, one reward per step);
     ``heldout`` = (accuracy before, after), needed when ``rule.collapse == "heldout"``."""
-    from ..runs.diagnostics import detect_collapse
+    from ..doctor.detectors.collapse_warning import detect_collapse
     from ..runs.noise import noise_ceiling
     from ..runs.logs import RunLog
 

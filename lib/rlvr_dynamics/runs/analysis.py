@@ -1,6 +1,6 @@
 """Analysis helpers the GRPO notebooks share: implied oscillator coefficients, noise ceilings, curves, transfer.
 
-The fits themselves are :func:`rlvr_dynamics.runs.report.fit_laws` (over :mod:`rlvr_dynamics.p1.laws`); the
+The fits themselves are :func:`rlvr_dynamics.doctor.pipeline.fit_laws` (over :mod:`rlvr_dynamics.p1.laws`); the
 gap-alignment bound is :mod:`rlvr_dynamics.p2.gap`. This module only adapts committed runs to them and maps fitted times onto the oscillator of P1 spec §3.3–3.4 [D]:
 
 With δ = 1 (time in optimizer steps), the overdamped three-phase law has roots λ± = 1/T_f, 1/T_s with
@@ -27,11 +27,11 @@ from .committed import CommittedRun
 def implied_oscillator(fit, momentum: float, refresh_interval: int = 1) -> dict[str, float]:
     """Oscillator quantities implied by a three-phase fit (see the module docstring) [D].
 
-    ηK, the stability ratio and ζ come from :func:`rlvr_dynamics.runs.report.read_oscillator` (the exact inversion
+    ηK, the stability ratio and ζ come from :func:`rlvr_dynamics.doctor.reading.oscillator.read_oscillator` (the exact inversion
     ηK = (1 − μ)/(T_s + T_f + K_ref) of C/K_eff, the same code ``rlvr-dynamics fit`` uses); NaN when the fit has
     no usable slow/fast times.
     """
-    from .report import read_oscillator
+    from ..doctor.reading.oscillator import read_oscillator
 
     p = fit.params
     ts, tf = float(p.get("t_slow", math.nan)), float(p.get("t_fast", math.nan))

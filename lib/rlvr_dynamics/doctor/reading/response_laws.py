@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ._response_engine import _SHAPE_NAMES, _UNIT, _fit_one, _jacobian, _model
-from .noise import local_sigma, noise_ceiling, step_sigma
+from ...runs.noise import local_sigma, noise_ceiling, step_sigma
 
 LAW_NAMES = ("single_exponential", "overdamped", "oscillatory")
 """The response laws fitted by :func:`fit_response_laws`."""

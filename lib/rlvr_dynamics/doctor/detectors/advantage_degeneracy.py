@@ -1,0 +1,78 @@
+"""Advantage degeneracy: most groups have zero reward spread, so their advantages are zero.
+
+What it detects
+    The share of prompt groups whose completions all got the same reward, less the share explained by a solved
+    task, staying high while learning has stalled.
+
+Why it matters in GRPO
+    GRPO's advantage is the reward minus its group mean, divided by the group std: a group whose completions all
+    fail (or all succeed) contributes no gradient. When most groups are like that the run starves: the reward stops
+    moving although nothing is "wrong" in the loss (P1-C13).
+
+Signals
+    f: the fraction of groups with zero reward std (TRL's ``frac_reward_zero_std``; else 1[reward_std == 0] from
+    TRL/Unsloth ``reward_std``, exact at 1 prompt per step, a lower bound at more); u = (R − lo)/(hi − lo) ≥ the
+    share of all-correct groups, so f − u bounds the all-failed share from below (u = 0 without bounds); the entropy
+    when logged. Not verl's ``critic/score/std`` (a batch std).
+
+Rule
+    Smoothed f − u > DEGENERACY_FRACTION = 0.75 (window for an effect of 0.25), sustained, while the entropy ≥ 25 %
+    of its initial (first-k) mean when logged, learning has stalled, and the reward is not within 10 % of its upper
+    bound (the gate).
+
+Dev evidence for its constants
+    f − u (not f) and the stall condition were set on the corpus dev part (v2) before its test part was scored:
+    all-correct groups of a solved task had fired it. A reward stuck at exactly 0 is "stalled" (its slope t is 0,
+    not NaN). Test part: 2/196 false alarms on healthy runs, 8/17 induced degeneracy runs caught. History: the
+    design notes.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ...runs.logs import RunLog
+from ..signals import ENTROPY_COLUMNS, GROUP_STD_COLUMNS, ZERO_STD_COLUMNS, column
+from ._common import (K_MAX, K_MIN, GATE_FRACTION, STALL_T, Detection, _events, _full, _on_rows, _result, _smoothed, _stalled,
+                      _unit_reward, _upper_gate)
+from .policy_concentration import CONCENTRATION_ENTROPY
+
+DEGENERACY_FRACTION = 0.75
+"""Fires when the smoothed f − u exceeds this."""
+DEGENERACY_EFFECT = 0.25
+"""Smoothing effect (absolute, on the fraction)."""
+
+
+def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
+    """The rule of the module docstring (Rule)."""
+    thr = (f"smoothed (zero-std fraction − normalised reward) > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
+           f"{CONCENTRATION_ENTROPY:.0%} of its initial value, learning has stalled (reward slope t < {STALL_T:g}) "
+           f"and the reward is not within {GATE_FRACTION:.0%} of its upper bound")
+    name, f = column(log, ZERO_STD_COLUMNS)
+    if name is None:
+        sname, s = column(log, GROUP_STD_COLUMNS)
+        if sname is None:
+            return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction or TRL "
+                             "reward_std logged", thr)
+        name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
+    # all-correct groups are at most the normalised reward u = (R − lo)/(hi − lo) of the step: f − u is a lower
+    # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself
+    u = _unit_reward(log, reward_bounds)
+    f = np.where(np.isfinite(f), f - np.nan_to_num(u, nan=0.0), np.nan)
+    fs, k, _ = _smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
+    cond = _full(k) & (fs > DEGENERACY_FRACTION)
+    cond_rows = _on_rows(log, f, cond.astype(float)) > 0.5
+    hname, h = column(log, ENTROPY_COLUMNS)
+    if hname is not None:
+        hv = h[np.isfinite(h)]
+        h0 = float(np.mean(hv[:2 * K_MIN]))
+        hs, _, _ = _smoothed(h, lambda v, s: CONCENTRATION_ENTROPY * np.abs(h0))
+        collapsed = _on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
+        cond_rows &= ~collapsed
+    cond_rows &= ~_upper_gate(log, reward_bounds) & _stalled(log)
+    krows = np.nan_to_num(_on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
+    fs_rows = _on_rows(log, f, fs)
+    events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in _events(cond_rows, krows)]
+    sig = name + (f" (entropy: {hname})" if hname else "")
+    return _result("advantage_degeneracy", sig, thr, events, {"max_smoothed": float(np.nanmax(fs))})
+

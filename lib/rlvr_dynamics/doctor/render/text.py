@@ -1,0 +1,94 @@
+"""The text report of ``rlvr-dynamics fit LOG``: :func:`format_report` of a report dict
+(:meth:`~rlvr_dynamics.doctor.report.Report.to_dict`)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """Human-readable summary of :func:`fit_run`'s report."""
+    lines = [f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
+             f"steps {report['first_step']}–{report['last_step']})"]
+    if "fits" in report:
+        lines += _format_p1(report)
+    return _format_rest(report, lines)
+
+
+def _format_p1(report: dict[str, Any]) -> list[str]:
+    lines = ["  P1 reference fits (multi-start, the notebooks' fit):"]
+    for name, fit in report["fits"].items():
+        params = ", ".join(f"{k}={v:.4g}" for k, v in fit["params"].items())
+        flag = "" if fit["reliable"] else f"  [{fit.get('status', 'unreliable')}: {fit['message']}]"
+        lines.append(f"  {name:19s} R²={fit['r2']:.4f}  AIC={fit['aic']:.1f}  BIC={fit['bic']:.1f}  {params}{flag}")
+    lines.append(f"  preferred law (BIC, |Δ| > 2): {report['preferred_law']} (ΔAIC={report['delta_aic']:.1f}, "
+                 f"ΔBIC={report['delta_bic']:.1f}; negative favours the three-phase law)")
+    feats = report["features"]["three_phase"]
+    if report["fits"]["three_phase"]["reliable"]:
+        lines.append("  three-phase features: " + ", ".join(f"{k}={v:.4g}" for k, v in feats.items()
+                                                      if not k.endswith("_over_stiffness")))
+    osc = report.get("oscillator")
+    if osc:
+        lines.append(f"  as an oscillator: M/K={osc['mass_over_stiffness']:.4g} steps², "
+                     f"C/K={osc['damping_over_stiffness']:.4g} steps, ζ={osc['damping_ratio']:.3f}")
+        if osc.get("eta_curvature") is not None:
+            lines.append(f"  implied ηK={osc['eta_curvature']:.4g}; stability margin ηK·K_ref/(1−μ)="
+                         f"{osc['stability_margin']:.4g} (unstable at ≥ 1)")
+    return lines
+
+
+def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
+    noise = report.get("noise")
+    if noise:
+        lines.append(f"  step noise σ={_f(noise['sigma'])} (σ/range={_f(noise['noise_over_range'])}); noise ceiling "
+                     f"on R²: {_f(noise['noise_ceiling'])} (no law can explain more)")
+    resp = report.get("response")
+    if resp:
+        lines.append("  second-order response laws (weighted by 1/σ²; 80 % intervals):")
+        for name, fit in resp["laws"].items():
+            params = ", ".join(f"{k}={_f(v)}" + (f"±{_f(fit['stderr'].get(k))}" if fit["stderr"].get(k) else "")
+                               for k, v in fit["params"].items())
+            mark = "*" if name == resp["preferred"] else " "
+            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {_f(fit['noise_ceiling'])})"
+                         f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
+            for note in fit["notes"]:
+                lines.append(f"        {fit['status']}: {note}")
+        reading = resp.get("reading")
+        if reading:
+            iv = reading["damping_ratio_80"]
+            lines.append(f"  reading: {reading['meaning']}")
+            lines.append(f"    law read: {reading['law']} ({reading['status']}); ζ="
+                         f"{_f(reading['damping_ratio'])}" + (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
+                         f", C/K={_f(reading['damping_over_stiffness'])} steps")
+            st = reading.get("stability")
+            if st:
+                iv = st["margin_80"]
+                lines.append(f"  stability margin ηK·K_ref/(1−μ) = {_f(st['margin'])}" +
+                             (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
+                             f" (unstable at ≥ 1): unstable = {st['unstable']}")
+    plateau = report.get("plateau")
+    if plateau and plateau.get("value") is not None:
+        lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
+                     f" ({plateau['law']}, {plateau['status']})")
+    elif plateau:
+        lines.append(f"  plateau: {plateau['note']}")
+    for step, value in report.get("forecast", {}).items():
+        iv = report.get("forecast_interval", {}).get(step)
+        lines.append(f"  forecast at step {step}: {value:.4f}" +
+                     (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else ""))
+    dets = report.get("diagnostics")
+    if dets:
+        lines.append("  diagnostics (P1-C13; rules in rlvr_dynamics.doctor.detectors):")
+        for name, d in dets.items():
+            state = "n/a (" + d["signal"] + ")" if not d["available"] else \
+                (f"FIRES at step {d['step']}" if d["fired"] else "quiet")
+            lines.append(f"    {name:22s} {state}")
+    return "\n".join(lines)
+
+
+def _f(x, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    return f"{x:.{digits}g}" if math.isfinite(x) else str(x)

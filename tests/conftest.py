@@ -1,0 +1,10 @@
+"""Test-session setup: ``bench/`` on ``sys.path``, so that tests import the doctor's judge (``doctor_eval``: the
+corpus and the benchmark, which live outside the product package) as ``bench/bench_doctor.py`` does."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
