@@ -32,14 +32,15 @@ def _imports(path) -> set[str]:
 def test_theory_layers_import_nothing_above_them(layer):
     for path in (LIB / layer).glob("*.py"):
         bad = {m for m in _imports(path) if m.split(".")[:2] in (["rlvr_dynamics", x] for x in
-                                                                 ("grpo", "runs", "book", "cli"))}
+                                                                 ("grpo", "runs", "doctor", "book", "cli"))}
         assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-def test_runs_never_imports_the_trainer():
+@pytest.mark.parametrize("package", ["runs", "doctor"])
+def test_runs_and_the_doctor_never_import_the_trainer(package):
     allowed = {"rlvr_dynamics.grpo.config", "rlvr_dynamics.grpo.tasks", "rlvr_dynamics.grpo.model_sizes",
                "rlvr_dynamics.grpo.fields"}  # torch-free: the callback's metric names
-    for path in (LIB / "runs").glob("*.py"):
+    for path in (LIB / package).rglob("*.py"):
         grpo = {m for m in _imports(path) if m.startswith("rlvr_dynamics.grpo")
                 and not m.startswith("rlvr_dynamics.grpo.fields.")}   # any name of the torch-free fields module
         assert grpo <= allowed | {m.rsplit(".", 1)[0] for m in allowed} | {f"{a}.{n}" for a in allowed

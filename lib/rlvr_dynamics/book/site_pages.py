@@ -21,7 +21,8 @@ from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
 
 
-STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer", "diagnose")
+STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer", "diagnose",
+                "doctor-design-notes")
 """Hand-written pages of the book (``book/<page>.md``); those beyond the landing and part pages are listed in the
 "Results and tools" part of the TOC."""
 

@@ -63,7 +63,10 @@ def rule_reference() -> str:
                   f"(`rlvr_dynamics.doctor.detectors.{name}`)", ""]
         for section in SECTIONS:
             parts += [f"**{section}.** {_markdown(block[section])}", ""]
-    return "\n".join(parts).rstrip("\n") + "\n"
+    text = "\n".join(parts)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.rstrip("\n") + "\n"
 
 
 def write(book_dir: str | Path | None = None) -> Path:
