@@ -48,22 +48,28 @@ project)."""
 STEP_COLUMNS = ("step", "global_step", "_step", "train/global_step", "iteration")
 DIAGNOSTIC_COLUMNS = {
     "entropy": ("entropy", "actor/entropy", "train/entropy", "actor/entropy_loss", "policy_entropy",
-                "train/policy_entropy"),
-    "kl": ("kl", "actor/kl_loss", "actor/ppo_kl", "train/kl", "objective/kl", "actor/kl", "train/kl_loss"),
+                "train/policy_entropy", "token_entropy", "train/token_entropy"),
+    "kl": ("kl", "actor/kl_loss", "actor/ppo_kl", "train/kl", "objective/kl", "actor/kl", "train/kl_loss",
+           "approx_kl", "train/approx_kl"),
     "grad_norm": ("grad_norm", "actor/grad_norm", "train/grad_norm", "actor_grad_norm"),
     "clip_ratio": ("clip_ratio", "clip_ratio/region_mean", "actor/pg_clipfrac", "train/clip_ratio",
-                   "train/clip_ratio/region_mean", "ppo_clip_ratio"),
+                   "train/clip_ratio/region_mean", "ppo_clip_ratio", "clip_fraction", "train/clip_fraction"),
     "reward_std": ("reward_std", "train/reward_std", "critic/score/std"),
     "frac_reward_zero_std": ("frac_reward_zero_std", "train/frac_reward_zero_std"),
     "learning_rate": ("learning_rate", "actor/lr", "train/learning_rate", "lr", "policy_lr"),
     "response_length": ("completion_length", "completions/mean_length", "response_length/mean",
-                        "train/completion_length", "train/completions/mean_length", "response_length"),
+                        "train/completion_length", "train/completions/mean_length", "response_length",
+                        "avg_response_token_length", "response_length/mean_length"),
     "clipped_ratio": ("completions/clipped_ratio", "train/completions/clipped_ratio", "response_length/clip_ratio"),
+    "format_accuracy": ("format_accuracy", "train/format_accuracy", "rewards/format_reward/mean",
+                        "train/rewards/format_reward/mean", "rewards/format_reward"),
+    "loss": ("loss", "train/loss", "actor/pg_loss"),
 }
 """Project concept → column names tried in order (the concepts of ``../shared/grpo_logs/index.json`` plus
 ``clipped_ratio``, the share of completions cut at the length cap). Older verl logs ``actor/entropy_loss``; OpenRLHF
 logs ``policy_entropy``, ``kl``, ``response_length``, ``ppo_clip_ratio``; Unsloth logs TRL ≤ 0.15 names
-(``completion_length``, ``reward_std``, ``rewards/<func>``)."""
+(``completion_length``, ``reward_std``, ``rewards/<func>``); CS336-style loops log ``token_entropy``, ``approx_kl``,
+``clip_fraction``, ``avg_response_token_length`` and ``format_accuracy``."""
 
 
 @dataclass

@@ -1,0 +1,189 @@
+"""Scoring the failure side of the doctor: collapse reports, early warnings, the precursor table and the status.
+
+Protocol (DESIGN.md, "Judging the run tools", and issue 29's targets), fixed before the test part is scored:
+
+* **Halving** of a collapsing run (the truth the report is timed against): the first logged point, at or after the
+  run's labelled collapse region, where the trailing mean of the reward over 3 logged points is below
+  ``floor + ½·(peak − floor)``, the peak being the running maximum of that trailing mean (full windows) and the floor
+  the lower reward bound (else the trailing mean's minimum before its peak); the region starts 10 logged points
+  before the label's ``collapse_step`` (the hindsight rule of the corpus, or the person-read step of the course
+  logs), so that an earlier transient dip does not count. Latencies are also given against the label itself.
+* **Reported within one logged point**: the collapse report (a ``collapsed`` event of the doctor's collapse rule
+  that does not recover, or the one that covers the halving) comes at most one logged point after the halving.
+* **Warned ahead**: the collapse warning (``collapsing``) fires within the :data:`LOOKBACK` logged points before
+  the halving, at least one point before it.
+* **Status**: the final status of every run; a collapsed run must never get a healthy status (``rising``,
+  ``plateaued``), a healthy run should not get a failure status.
+* **Precursor table**: per signal, on the collapsing runs that log it, whether it crossed within :data:`LOOKBACK`
+  points before the halving, how many points ahead, and its false-alarm rate (any crossing) on healthy runs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from rlvr_dynamics.doctor import precursors as P
+from rlvr_dynamics.doctor.detectors.collapse import collapse_events
+from rlvr_dynamics.doctor.status import FAILURE_STATES, decide_status
+
+LOOKBACK = 10
+"""Logged points before the halving in which a warning or a precursor crossing counts as leading it."""
+TRAILING = 3
+"""Points in the trailing mean that defines the halving."""
+HEALTHY_STATES = ("rising", "plateaued")
+
+
+def _trailing_mean(y: np.ndarray, k: int) -> np.ndarray:
+    c = np.concatenate([[0.0], np.cumsum(y)])
+    i = np.arange(y.size)
+    lo = np.maximum(0, i - k + 1)
+    return (c[i + 1] - c[lo]) / (i + 1 - lo)
+
+
+def halving_index(steps: np.ndarray, reward: np.ndarray, bounds, label_step: int | None) -> int | None:
+    """Index (into the finite-reward points) of the halving, by the rule of the module docstring."""
+    y = np.asarray(reward, dtype=float)
+    s = _trailing_mean(y, TRAILING)
+    full = np.arange(y.size) >= TRAILING - 1
+    peak = np.maximum.accumulate(np.where(full, s, -np.inf))
+    start = 0
+    if label_step is not None:
+        j = int(np.searchsorted(steps, label_step))
+        start = max(0, j - LOOKBACK)
+    for i in range(max(start, TRAILING - 1), y.size):
+        if not math.isfinite(peak[i]):
+            continue
+        if bounds is not None:
+            floor = float(bounds[0])
+        else:
+            pk = int(np.argmax(np.where(full[: i + 1], s[: i + 1], -np.inf)))
+            floor = float(np.min(s[: pk + 1]))
+        if s[i] < floor + 0.5 * (peak[i] - floor):
+            return i
+    return None
+
+
+def score_run(run) -> dict[str, Any]:
+    """Collapse report, warning, precursor crossings and status of one corpus run (``CorpusRun``-like)."""
+    log, bounds = run.log, run.reward_bounds
+    steps, r = log.reward_curve()
+    out: dict[str, Any] = {"name": run.name, "source": run.source, "split": run.split, "outcome": run.outcome,
+                           "points": int(r.size)}
+    status = decide_status(log, bounds)
+    out["status"] = status.state
+    out["status_step"] = status.step
+    events = collapse_events(steps, r, bounds)
+    out["events"] = [(e.step, e.reported_step, e.kind, e.recovered_step) for e in events]
+    rows = np.flatnonzero(np.isfinite(log.reward))
+    cross = P.crossings(log, bounds)
+    warn, _ = P.warning_flags(cross, log.steps.size)
+    warn_pts = warn[rows]                       # on the reward's logged points
+    out["warning_points"] = int(warn_pts.sum())
+    if run.outcome != "collapse":
+        out["crossed"] = {k: bool(v.any()) for k, v in cross.items()}
+        out["warned"] = bool(warn_pts.any())
+        return out
+    h = halving_index(steps, r, bounds, run.collapse_step)
+    out["halving_step"] = None if h is None else int(steps[h])
+    out["label_step"] = run.collapse_step
+    if h is None:
+        return out
+    reported = [e for e in events if e.reported_step is not None and e.step >= steps[max(0, h - LOOKBACK)]]
+    first = reported[0] if reported else None
+    if first is not None:
+        idx = int(np.searchsorted(steps, first.reported_step))
+        out["report_latency"] = idx - h
+        if run.collapse_step is not None:
+            out["report_latency_label"] = idx - int(np.searchsorted(steps, run.collapse_step))
+    lo = max(0, h - LOOKBACK)
+    ahead = np.flatnonzero(warn_pts[lo:h])
+    out["warning_lead"] = int(h - (lo + ahead[0])) if ahead.size else None
+    leads = {}
+    for name, flags in cross.items():
+        f = flags[rows]
+        hit = np.flatnonzero(f[lo: h + 1])
+        leads[name] = int(h - (lo + hit[0])) if hit.size else None
+    out["precursor_leads"] = leads
+    return out
+
+
+def summarise(scored: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The targets of issue 29 on a list of :func:`score_run` results."""
+    scored = list(scored)
+    col = [s for s in scored if s["outcome"] == "collapse" and s.get("halving_step") is not None]
+    healthy = [s for s in scored if s["outcome"] == "healthy"]
+    within = [s for s in col if s.get("report_latency") is not None and s["report_latency"] <= 1]
+    ahead = [s for s in col if s.get("warning_lead") is not None and s["warning_lead"] >= 1]
+    lat = [s["report_latency"] for s in col if s.get("report_latency") is not None]
+    lat_label = [s["report_latency_label"] for s in col if s.get("report_latency_label") is not None]
+    collapsed_runs = [s for s in scored if s["outcome"] == "collapse"]
+    return {
+        "collapses": len(col), "collapse_runs": len(collapsed_runs),
+        "reported_within_one": len(within), "warned_ahead": len(ahead),
+        "report_latency_median": float(np.median(lat)) if lat else None,
+        "report_latency_label_median": float(np.median(lat_label)) if lat_label else None,
+        "missed": sum(1 for s in col if s.get("report_latency") is None),
+        "collapsed_with_healthy_status": sum(1 for s in collapsed_runs if s["status"] in HEALTHY_STATES),
+        "healthy": len(healthy),
+        "healthy_with_failure_status": sum(1 for s in healthy if s["status"] in FAILURE_STATES),
+        "healthy_warned": sum(1 for s in healthy if s.get("warned")),
+        "healthy_collapse_reported": sum(1 for s in healthy if any(e[2] != "pending" for e in s["events"])),
+        "status_counts": _counts(scored),
+    }
+
+
+def _counts(scored) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for s in scored:
+        out.setdefault(s["outcome"], {}).setdefault(s["status"], 0)
+        out[s["outcome"]][s["status"]] += 1
+    return out
+
+
+def precursor_table(scored: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per precursor signal: collapses that log it, crossed within LOOKBACK before the halving, ≥ 1 point ahead,
+    median points ahead, and healthy runs that log it / that it fired on."""
+    scored = list(scored)
+    rows = []
+    for name in P.SIGNALS:
+        col = [s for s in scored if s["outcome"] == "collapse" and name in s.get("precursor_leads", {})]
+        leads = [s["precursor_leads"][name] for s in col if s["precursor_leads"][name] is not None]
+        healthy = [s for s in scored if s["outcome"] == "healthy" and name in s.get("crossed", {})]
+        rows.append({"signal": name, "meaning": P.SIGNAL_MEANING[name], "collapses": len(col),
+                     "crossed": len(leads), "ahead": sum(1 for v in leads if v >= 1),
+                     "median_lead": float(np.median(leads)) if leads else None,
+                     "healthy": len(healthy), "false_alarms": sum(1 for s in healthy if s["crossed"][name])})
+    return rows
+
+
+def format_precursor_table(rows: list[dict[str, Any]]) -> str:
+    def pct(a, b):
+        return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "")
+
+    lines = ["| signal | what crosses | collapses logging it | crossed ≤ halving | ≥ 1 point ahead | median points "
+             "ahead | false alarms on healthy runs |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        med = "–" if r["median_lead"] is None else f"{r['median_lead']:g}"
+        lines.append(f"| `{r['signal']}` | {r['meaning']} | {r['collapses']} | {pct(r['crossed'], r['collapses'])} | "
+                     f"{pct(r['ahead'], r['collapses'])} | {med} | {pct(r['false_alarms'], r['healthy'])} |")
+    return "\n".join(lines)
+
+
+def format_summary(s: dict[str, Any], title: str = "") -> str:
+    def pct(a, b):
+        return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "")
+
+    lines = [f"**{title}**" if title else "", "",
+             "| target | measured | goal |", "|---|---|---|",
+             "| collapse reported within one logged point of the halving | "
+             f"{pct(s['reported_within_one'], s['collapses'])} (median latency {s['report_latency_median']} points; {s['missed']} missed) | ≥ 90 % |",
+             f"| warned at least one logged point ahead | {pct(s['warned_ahead'], s['collapses'])} | ≥ 50 % |",
+             f"| collapsed runs with a healthy status | {pct(s['collapsed_with_healthy_status'], s['collapse_runs'])} "
+             "| 0 |",
+             f"| healthy runs with a failure status | {pct(s['healthy_with_failure_status'], s['healthy'])} | ≤ 5 % |",
+             "| healthy runs with a collapse reported (transient) | "
+             f"{pct(s['healthy_collapse_reported'], s['healthy'])} | ≤ 10 % |",
+             f"| healthy runs with a collapse warning | {pct(s['healthy_warned'], s['healthy'])} | ≤ 10 % |"]
+    return "\n".join(lines)

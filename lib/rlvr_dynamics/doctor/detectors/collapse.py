@@ -1,0 +1,279 @@
+"""Reward collapse, reported at the logged point where it happens.
+
+What it detects
+    The training reward losing at least half of what it had gained: a short trailing mean of the reward below
+    ``floor + ½·(peak − floor)``, the peak being the running maximum of that trailing mean.
+
+Why it matters in GRPO
+    A collapsed GRPO run rarely comes back: once every group scores the same, the group-normalised advantages are
+    zero and the policy gradient vanishes (P1's advantage degeneracy), while entropy, length and KL have usually run
+    away already. Every step trained after it is compute lost, so the report must come at the point itself, not
+    after a smoothing window has filled.
+
+Signals
+    The training reward only (its step noise σ, the lower reward bound when known).
+
+Rule (causal: the decision at a logged point uses only the points up to it, and the next one for a confirmation)
+    * σ̂: the robust step noise (:func:`rlvr_dynamics.runs.noise.step_sigma`; the plain std(Δr)/√2 for the
+      adaptive window below, whose mean a heavy-tailed reward's spikes do move) of the rewards *before* the point
+      (the fall itself never inflates the noise it is judged against), at least their standard deviation while
+      there are fewer than SHORT_PREFIX of them, times ``t₀.₉₇₅(k−1)/1.96`` for k first differences (a noise
+      estimate from few points is uncertain: ×2.2 from 3 differences, ×1.15 from 10).
+    * Floor: the lower reward bound (declared, or 0 while every reward so far lies in [0, 1]); else the minimum of
+      the trailing mean up to the peak.
+    * The peak is the largest of about m/w independent trailing means (m points so far), so noise alone lifts it
+      by about ``b = √(2·ln(m/w))`` of their SEs σ̂/√w (the expected maximum of m/w normal values): every test
+      against the peak adds b.
+    * Window ``w = clip(⌈((Z_DROP·√2 + b)·σ̂ / (G/2))²⌉, 2, W_MAX)``, ``G = peak − floor`` so far: the shortest
+      trailing mean on which a halving is significant (2 points when the gain is large against the noise).
+    * Armed while the gain is significant: ``G > (Z_GAIN + b)·σ̂/√w``.
+    * Two trailing means are tested, each against its own running peak: the shortest (w = 2; its peak is the
+      running maximum of 3-point medians, so that one spike of a heavy-tailed reward is not a level) and the
+      adaptive one when it is longer than 2 and full (its peak from such windows only); either can report.
+    * **Confirmed halving**: the trailing mean at point t is below ``floor + G/2``, the fall from the peak is
+      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``) and the next point's reward is below the same line;
+      reported at t + 1 (one logged point after the halving).
+    * **Jump**: with at least JUMP_MIN_POINTS rewards before it, a point below ``floor + G/2`` that lies
+      ``Z_JUMP·σ̂·√(1 + 1/w)`` or more below the trailing mean before it, a fall larger than JUMP_OVER_LARGEST ×
+      the largest one-step fall before it; reported at the point itself.
+    * No event before the 4th logged point. After an event the rule re-arms once the trailing mean is back above
+      ``floor + RECOVERY·G`` (the run recovered: a temporary crash).
+    * A halving at the last logged point has no next point yet: it is reported as *pending* (status
+      ``collapsing``), never as a healthy state.
+
+Dev evidence for its constants
+    See the design notes (book ``doctor-design-notes``): the confirmation rule gives a latency of at most one
+    logged point by construction; Z_GAIN = 4 and Z_DROP = 3 keep noise away from the rule near the floor and on
+    one-prompt-per-step rewards; Z_JUMP = 6.0 (one-sided normal tail 3e-6 per point) is for the unmistakable falls
+    (0.40 → 0.01 in one step on the course runs) and needs a noise estimate from JUMP_MIN_POINTS points.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ...runs.noise import step_sigma
+
+W_MAX = 20
+"""Longest trailing window (logged points)."""
+Z_GAIN = 4.0
+"""The gain G = peak − floor counts only when G > Z_GAIN·σ̂/√w (no collapse of a reward that never rose)."""
+Z_DROP = 2.5
+"""A halving counts only when the fall from the peak exceeds Z_DROP·σ̂·√(2/w)."""
+Z_JUMP = 6.0
+"""A single point this many σ̂·√(1 + 1/w) below the trailing mean before it is a collapse at once."""
+SIGMA_FLOOR = 0.02
+"""σ̂ is at least this fraction of the gain so far (a noiseless prefix would give σ̂ = 0 and no test at all)."""
+JUMP_OVER_LARGEST = 1.5
+"""… and the fall exceeds this many times the largest one-step fall before it (heavy-tailed rewards, e.g. one prompt
+per step with a shaped reward, fall by many σ̂ now and then: the jump must be unlike anything seen)."""
+JUMP_MIN_POINTS = 3
+"""The jump path needs this many rewards before the point (a noise estimate worth the name)."""
+FIRST_POINT = 3
+"""Index of the first logged point that can hold a halving (the 4th)."""
+RECOVERY = 0.75
+"""After an event the rule re-arms when the trailing mean is back above floor + RECOVERY·G."""
+SHORT_PREFIX = 6
+"""Below this many values σ̂ is at least their standard deviation (three points on a line have std(Δr) = 0)."""
+SIGMA_EXACT_UNTIL = 64
+"""σ̂ is re-estimated at every point up to this many rewards, then whenever the count grows by 5 %."""
+
+
+@dataclass(frozen=True)
+class CollapseEvent:
+    """One collapse: the point where the reward fell below half its gain, and when it could be known."""
+
+    step: int
+    """Logged step of the halving (the first point below ``floor + G/2``)."""
+    reported_step: int | None
+    """Logged step at which the rule reports it (``step`` for a jump, the next point for a confirmation); None
+    while it is pending (a halving at the last logged point)."""
+    kind: str
+    """``"jump"``, ``"confirmed"`` or ``"pending"``."""
+    peak: float
+    """The trailing mean's running peak before the fall."""
+    peak_step: int
+    """Where that peak was."""
+    floor: float
+    """The floor the gain is measured from."""
+    value: float
+    """The trailing mean at the halving."""
+    window: int
+    """Trailing window (points) at the halving."""
+    sigma: float
+    """Step noise σ̂ the fall was judged against."""
+    recovered_step: int | None = None
+    """First step where the trailing mean was back above floor + RECOVERY·G; None if it never was."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def peak_bias(m: int, w: int) -> float:
+    """√(2·ln(m/w)) (0 when m ≤ w): about how many SEs noise lifts the largest of m/w independent means."""
+    ratio = m / max(w, 1)
+    return math.sqrt(2 * math.log(ratio)) if ratio > 1 else 0.0
+
+
+def _floor_of(bounds: tuple[float, float] | None, unit_so_far: bool, s_hist: list[float], peak_index: int) -> float:
+    if bounds is not None:
+        return float(bounds[0])
+    if unit_so_far:
+        return 0.0
+    return float(min(s_hist[: peak_index + 1]))
+
+
+class PrefixSigma:
+    """σ̂ of the values before a point: the robust step noise × :func:`small_sample_factor` (or the plain one, or no
+    factor), re-estimated on the schedule of :data:`SIGMA_EXACT_UNTIL` (call it with growing prefixes)."""
+
+    def __init__(self, *, robust: bool = True, small_sample: bool = True) -> None:
+        self.count = -1
+        self.value = 0.0
+        self.robust, self.small_sample = robust, small_sample
+
+    def __call__(self, before: np.ndarray) -> float:
+        n = before.size
+        if n != self.count and (n <= SIGMA_EXACT_UNTIL or n >= 1.05 * self.count):
+            factor = small_sample_factor(n - 1) if self.small_sample else 1.0
+            sigma = step_sigma(before, robust=self.robust)
+            if n < SHORT_PREFIX:       # a few points cannot tell trend from noise: take the larger reading
+                sigma = max(sigma, float(np.std(before[np.isfinite(before)], ddof=1)) if n >= 2 else 0.0)
+            self.value, self.count = sigma * factor, n
+        return self.value
+
+
+def small_sample_factor(differences: int) -> float:
+    """``t₀.₉₇₅(k − 1) / z₀.₉₇₅`` for k first differences (1 for k ≥ 200; the σ̂ of 2 points is not used)."""
+    if differences >= 200:
+        return 1.0
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(0.975, max(differences - 1, 1)) / 1.959963984540054)
+
+
+class _Track:
+    """One trailing mean (fixed window 2, or the adaptive window) with its running peak."""
+
+    def __init__(self) -> None:
+        self.hist: list[float] = []
+        self.peak, self.peak_i = -math.inf, 0
+
+    def floor(self, bounds, unit_so_far: bool) -> float:
+        return _floor_of(bounds, unit_so_far, self.hist, self.peak_i)
+
+    def push(self, value: float, i: int, full: bool, level: float | None = None) -> None:
+        """Record the trailing mean at point i; only a full window can set the peak, from ``level`` when given (the
+        short track's peak is the running maximum of 3-point medians: one spike of a heavy-tailed reward is not a
+        level the run reached)."""
+        self.hist.append(value)
+        level = value if level is None else level
+        if full and level > self.peak:
+            self.peak, self.peak_i = level, i
+
+    def restart(self, value: float, i: int) -> None:
+        """After a recovery a new rise is measured from here."""
+        self.peak, self.peak_i = value, i
+
+
+def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = None) -> list[CollapseEvent]:
+    """Every collapse of a reward curve by the rule of the module docstring, in order (causal).
+
+    ``steps``/``reward``: the logged points (non-finite rewards are dropped); ``reward_bounds``: the declared
+    bounds, or None (then the floor is 0 while every reward so far lies in [0, 1], else the trailing mean's minimum
+    up to its peak). The last event is ``"pending"`` when the halving is at the last point.
+    """
+    t = np.asarray(steps, dtype=float)
+    y = np.asarray(reward, dtype=float)
+    if t.shape != y.shape or t.ndim != 1:
+        raise ValueError(f"steps and reward must be 1-D of one length, got shapes {t.shape} and {y.shape}")
+    ok = np.isfinite(t) & np.isfinite(y)
+    t, y = t[ok], y[ok]
+    n = y.size
+    events: list[CollapseEvent] = []
+    if n <= FIRST_POINT:
+        return events
+    in_unit = np.logical_and.accumulate((y >= 0.0) & (y <= 1.0))
+    sigma_of, plain_sigma_of = PrefixSigma(), PrefixSigma(robust=False)
+    short, long_ = _Track(), _Track()
+    armed = True
+    pending: dict | None = None          # a halving at the previous point awaiting the next one
+    open_event: dict | None = None       # the last event, until the run recovers
+    for i in range(n):
+        unit = bool(in_unit[i])
+        floor_sigma = SIGMA_FLOOR * (short.peak - short.floor(reward_bounds, unit)) if short.hist else 0.0
+        sigma = max(sigma_of(y[:i]), floor_sigma) if i >= 3 else 0.0
+        sigma_long = max(plain_sigma_of(y[:i]), floor_sigma) if i >= 3 else 0.0
+        w_long = _adaptive_window(sigma_long, short.peak - short.floor(reward_bounds, unit) if short.hist else 0.0, i)
+        values = {2: float(np.mean(y[max(0, i - 1): i + 1])),
+                  w_long: float(np.mean(y[max(0, i - w_long + 1): i + 1]))}
+        tracks = ((short, 2, values[2], sigma, sigma),) + \
+            (((long_, w_long, values[w_long], sigma_long, sigma_long),) if 2 < w_long <= i + 1 else ())
+        if pending is not None:          # a halving at the previous point: confirmed or cleared by this one
+            if y[i] < pending["half"]:
+                events.append(_event(pending, kind="confirmed", reported=int(t[i])))
+                open_event, armed = pending, False
+            pending = None
+        if armed and i >= FIRST_POINT and short.hist and short.peak > -math.inf:
+            for track, w, s_i, sig, sig_gain in tracks:
+                info = _test(track, w, s_i, y[i], sig, sig_gain, i, int(t[i]), t, reward_bounds, unit,
+                             float(np.max(y[:i - 1] - y[1:i])) if i >= 2 else math.inf)
+                if info is None:
+                    continue
+                if info["jump"]:
+                    events.append(_event(info, kind="jump", reported=int(t[i])))
+                    open_event, armed, pending = info, False, None
+                    break
+                if info["halving"] and pending is None:
+                    pending = info
+        if not armed and open_event is not None and \
+                values[2] >= open_event["floor"] + RECOVERY * open_event["gain"]:
+            events[-1] = _recovered(events[-1], int(t[i]))
+            armed, open_event = True, None
+            for track, w, s_i, _, _ in tracks:
+                track.restart(s_i, i)
+        short.push(values[2], i, full=i >= 2, level=float(np.median(y[max(0, i - 2): i + 1])))
+        long_.push(values[w_long], i, full=2 < w_long <= i + 1)
+    if pending is not None:
+        events.append(_event(pending, kind="pending", reported=None))
+    return events
+
+
+def _adaptive_window(sigma: float, gain: float, m: int) -> int:
+    """The shortest trailing window on which a halving of ``gain`` is significant (module docstring)."""
+    if sigma <= 0 or gain <= 0:
+        return 2
+    z = Z_DROP * math.sqrt(2) + peak_bias(m, 2)
+    return int(min(W_MAX, max(2, math.ceil((z * sigma / (0.5 * gain)) ** 2))))
+
+
+def _test(track: _Track, w: int, s_i: float, y_i: float, sigma: float, sigma_gain: float, i: int, step: int,
+          t: np.ndarray, bounds, unit: bool, largest_drop: float) -> dict | None:
+    """The jump and halving tests of one trailing mean at point i (None when its gain is not significant)."""
+    floor = track.floor(bounds, unit)
+    gain = track.peak - floor
+    se = sigma / math.sqrt(w)
+    bias = peak_bias(i, w)
+    if not (sigma > 0 and gain > (Z_GAIN + bias) * sigma_gain / math.sqrt(w)):
+        return None
+    half = floor + 0.5 * gain
+    fall = track.hist[-1] - y_i
+    jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
+        fall > JUMP_OVER_LARGEST * largest_drop
+    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias) * se
+    return dict(step=step, peak=track.peak, peak_step=int(t[track.peak_i]), floor=floor, value=s_i, window=w,
+                sigma=sigma, half=half, gain=gain, jump=jump, halving=halving)
+
+
+def _event(info: dict, *, kind: str, reported: int | None) -> CollapseEvent:
+    return CollapseEvent(step=info["step"], reported_step=reported, kind=kind, peak=float(info["peak"]),
+                         peak_step=info["peak_step"], floor=float(info["floor"]), value=float(info["value"]),
+                         window=int(info["window"]), sigma=float(info["sigma"]))
+
+
+def _recovered(event: CollapseEvent, step: int) -> CollapseEvent:
+    d = event.to_dict()
+    d["recovered_step"] = step
+    return CollapseEvent(**d)

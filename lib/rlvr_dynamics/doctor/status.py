@@ -1,0 +1,223 @@
+"""The run's status: what a user must act on, decided from the logged signals before any curve is fitted.
+
+Every report of the doctor (``rlvr-dynamics fit`` text, ``--json``, ``--html``, the live ``dynamics/status``) opens
+with one status from a fixed vocabulary, with the step it refers to and its evidence in numbers. The fits, the
+forecast and P1's oscillator reading come after it, and only where they mean something: a collapsed or collapsing
+run is never read as a damped response and never called stable or plateaued.
+
+Vocabulary, in order of precedence (the first that applies is the status):
+
+==================  =============================================================================================
+``too short``       fewer than 4 logged rewards: nothing can be decided
+``collapsed``       the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak →
+                    now
+``collapsing``      a halving at the last logged point awaiting its confirmation, or the collapse warning on at the
+                    last point (reward falling with a leading signal, or three leading signals at once:
+                    :mod:`.precursors`): which signals
+``degenerate        the share of zero-std groups at :data:`~.precursors.ZERO_STD` or more over the last points
+groups``            (GRPO's advantages vanish: no learning signal), or the advantage-degeneracy detector on at the
+                    end
+``hacking           the reward-hacking detector fired (the training reward holds or rises while the held-out
+suspected``         evaluation or the correctness sub-reward falls)
+``unstable``        the reward crashed below half its gain for at least 5 logged points and came back (a temporary
+                    collapse)
+``noise only``      the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
+``rising``          the least-squares slope over the last quarter of the points (at least 10) is significantly
+                    positive (t > 2)
+``plateaued``       none of the above
+==================  =============================================================================================
+
+``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
+(:data:`FAILURE_STATES`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..runs.logs import RunLog
+from ..runs.noise import noise_ceiling
+from . import precursors as pre
+from .detectors.collapse import FIRST_POINT, CollapseEvent, collapse_events
+
+STATES = ("too short", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable", "noise only",
+          "rising", "plateaued")
+"""The status vocabulary, in order of precedence."""
+FAILURE_STATES = ("collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable")
+"""States that ask the user to act."""
+NOISE_ONLY = 0.2
+"""Noise ceiling below which the curve is read as noise only (DESIGN, "Never absurd")."""
+RISING_T = 2.0
+"""t-statistic of the recent slope above which the run is still rising."""
+RISING_MIN_POINTS = 10
+"""The recent slope is taken over max(RISING_MIN_POINTS, n/4) points."""
+UNSTABLE_MIN_POINTS = 5
+"""A recovered collapse makes the run ``unstable`` when it lasted at least this many logged points (a shorter dip is
+the noise of a one-prompt reward: the collapse report itself still lists it)."""
+DEGENERATE_POINTS = 3
+"""``degenerate groups`` needs the zero-std share at or above its threshold on each of the last this many points."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """The status of a run: ``state`` (one of :data:`STATES`), the ``step`` it refers to and its ``evidence``."""
+
+    state: str
+    step: int | None
+    evidence: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+    """The numbers behind the evidence (peak, now, signals, …), for the JSON report."""
+
+    @property
+    def failure(self) -> bool:
+        return self.state in FAILURE_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["failure"] = self.failure
+        return d
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _collapsed(ev: CollapseEvent, now: float, last_step: int) -> Status:
+    how = "in one step" if ev.kind == "jump" else f"confirmed at step {ev.reported_step}"
+    return Status("collapsed", ev.step,
+                  f"the reward fell below half its gain at step {ev.step} ({how}): peak {_g(ev.peak)} at step "
+                  f"{ev.peak_step} → {_g(now)} now (step {last_step}), floor {_g(ev.floor)}",
+                  {"peak": ev.peak, "peak_step": ev.peak_step, "now": now, "floor": ev.floor,
+                   "reported_step": ev.reported_step, "kind": ev.kind})
+
+
+def recent_slope_t(y: np.ndarray) -> float:
+    """t-statistic of the least-squares slope of ``y`` over its last max(10, n/4) points (NaN if fewer than 4)."""
+    y = y[np.isfinite(y)]
+    m = max(RISING_MIN_POINTS, int(math.ceil(0.25 * y.size)))
+    z = y[-m:]
+    if z.size < 4:
+        return math.nan
+    x = np.arange(z.size, dtype=float)
+    x -= x.mean()
+    b = float(np.dot(x, z - z.mean()) / np.dot(x, x))
+    resid = z - z.mean() - b * x
+    se = math.sqrt(float(np.dot(resid, resid)) / (z.size - 2) / float(np.dot(x, x)))
+    if se == 0:
+        return 0.0 if b == 0 else math.copysign(math.inf, b)
+    return b / se
+
+
+def decide_status(log: RunLog, reward_bounds: tuple[float, float] | None = None, *,
+                  detections: dict[str, Any] | None = None, stop: dict[str, Any] | None = None) -> Status:
+    """The status of ``log`` by the precedence of the module docstring.
+
+    ``reward_bounds``: the declared bounds (None: 0 is the floor while the rewards lie in [0, 1]); ``detections``:
+    the doctor's detector results by name (:class:`~.detectors._common.Detection` or their ``to_dict()``), read for
+    hacking and degeneracy; computed here when None. ``stop``: a live doctor's stop record (``doctor_stop.json``),
+    named in the evidence.
+    """
+    steps, r = log.reward_curve()
+    n = r.size
+    last = int(steps[-1]) if n else None
+    if n <= FIRST_POINT:
+        return Status("too short", last, f"{n} logged reward(s); the doctor needs at least {FIRST_POINT + 1}")
+    status = _decide(log, steps, r, reward_bounds, detections)
+    if stop:
+        status = Status(status.state, status.step,
+                        status.evidence + f"; the live doctor stopped the run at step {stop.get('step')}"
+                        f" ({stop.get('reason', 'no reason recorded')})", {**status.numbers, "stop": stop})
+    return status
+
+
+def _decide(log, steps, r, reward_bounds, detections) -> Status:
+    events = collapse_events(steps, r, reward_bounds)
+    done = [e for e in events if e.kind != "pending"]
+    w = done[-1].window if done else 2
+    now = float(np.mean(r[-max(2, w):]))
+    if done and done[-1].recovered_step is None:
+        return _collapsed(done[-1], now, int(steps[-1]))
+    cross = pre.crossings(log, reward_bounds)
+    rows = np.flatnonzero(np.isfinite(log.reward))
+    last_row = int(rows[-1])
+    if events and events[-1].kind == "pending":
+        ev = events[-1]
+        on = pre.signals_on(cross, last_row)
+        return Status("collapsing", ev.step,
+                      f"the reward fell below half its gain at the last logged step {ev.step} (peak {_g(ev.peak)} at "
+                      f"step {ev.peak_step} → {_g(ev.value)}); the next logged point confirms or clears it" +
+                      (f"; signals on: {', '.join(on)}" if on else ""),
+                      {"peak": ev.peak, "peak_step": ev.peak_step, "now": ev.value, "signals": on})
+    warn, _ = pre.warning_flags(cross, log.steps.size)
+    if warn[max(0, last_row - pre.WARNING_WINDOW + 1): last_row + 1].any():
+        on = pre.signals_on(cross, last_row)
+        return Status("collapsing", int(steps[-1]),
+                      "collapse warning: " + "; ".join(pre.SIGNAL_MEANING[s] for s in on),
+                      {"signals": on})
+    zero = log.diagnostic("frac_reward_zero_std")
+    if zero is not None:
+        z = zero[np.isfinite(zero)]
+        if z.size >= DEGENERATE_POINTS and np.all(z[-DEGENERATE_POINTS:] >= pre.ZERO_STD):
+            return Status("degenerate groups", int(log.steps[np.flatnonzero(np.isfinite(zero))[-1]]),
+                          f"{100 * float(np.mean(z[-DEGENERATE_POINTS:])):.0f} % of groups have zero reward std over "
+                          f"the last {DEGENERATE_POINTS} logged points: their advantages are 0, no learning signal",
+                          {"zero_std_share": float(np.mean(z[-DEGENERATE_POINTS:]))})
+    dets = detections if detections is not None else _detections(log, reward_bounds)
+    degenerate = _get(dets, "advantage_degeneracy")
+    if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
+        return Status("degenerate groups", degenerate["events"][-1]["step"],
+                      "advantage degeneracy: the share of all-failed groups stayed high while learning stalled "
+                      f"(from step {degenerate['events'][-1]['step']})", {"events": len(degenerate["events"])})
+    hacking = _get(dets, "reward_hacking")
+    if hacking and hacking.get("fired"):
+        e = hacking["events"][-1]
+        return Status("hacking suspected", e["step"],
+                      f"the training reward held while {hacking['signal']} fell (reward-hacking detector, "
+                      f"{len(hacking['events'])} event(s), last at step {e['step']})",
+                      {"events": len(hacking["events"])})
+    crashes = [e for e in done if int(np.sum((steps >= e.step) & (steps < e.recovered_step))) >= UNSTABLE_MIN_POINTS]
+    if crashes:
+        ev, done = crashes[-1], crashes
+        return Status("unstable", ev.step,
+                      f"the reward crashed below half its gain at step {ev.step} (peak {_g(ev.peak)} → {_g(ev.value)}) "
+                      f"and recovered by step {ev.recovered_step}" +
+                      (f" ({len(done)} crashes)" if len(done) > 1 else ""),
+                      {"crashes": [e.to_dict() for e in done]})
+    ceiling = noise_ceiling(r)
+    if math.isfinite(ceiling) and ceiling < NOISE_ONLY:
+        return Status("noise only", int(steps[-1]),
+                      f"noise ceiling {ceiling:.2f} < {NOISE_ONLY}: the step noise explains most of the reward's "
+                      "variance; no trend to read", {"noise_ceiling": ceiling})
+    t = recent_slope_t(r)
+    m = max(RISING_MIN_POINTS, int(math.ceil(0.25 * r.size)))
+    if math.isfinite(t) and t > RISING_T or t == math.inf:
+        return Status("rising", int(steps[-1]),
+                      f"the reward still rises over the last {min(m, r.size)} logged points (slope t = {t:.1f} > "
+                      f"{RISING_T:g})", {"slope_t": t})
+    return Status("plateaued", int(steps[-1]),
+                  f"no significant trend over the last {min(m, r.size)} logged points (slope t = {t:.1f}); mean "
+                  f"{float(np.mean(r[-min(m, r.size):])):.3g}", {"slope_t": t})
+
+
+def _get(dets: dict[str, Any], name: str) -> dict[str, Any] | None:
+    d = dets.get(name)
+    if d is None:
+        return None
+    return d if isinstance(d, dict) else d.to_dict()
+
+
+def _on_at_end(det: dict[str, Any], steps: np.ndarray) -> bool:
+    """The detector's last event lies in the last quarter of the logged steps (it is still the run's state)."""
+    last = det["events"][-1]["step"]
+    return last >= steps[0] + 0.75 * (steps[-1] - steps[0])
+
+
+def _detections(log: RunLog, reward_bounds) -> dict[str, Any]:
+    from .detectors.advantage_degeneracy import detect_advantage_degeneracy
+    from .detectors.reward_hacking import detect_reward_hacking
+
+    return {"advantage_degeneracy": detect_advantage_degeneracy(log, reward_bounds),
+            "reward_hacking": detect_reward_hacking(log)}

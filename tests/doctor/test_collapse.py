@@ -1,0 +1,112 @@
+"""The collapse report (doctor.detectors.collapse): at the point, from the 4th logged point, never on noise."""
+import math
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.doctor.detectors import collapse as C
+
+
+def _rise_then_fall(n=60, fall_at=30, top=0.8, low=0.02, noise=0.02, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    level = top * (1 - np.exp(-t / 6.0))
+    level[fall_at:] = low
+    return t, np.clip(level + noise * rng.standard_normal(n), 0, 1)
+
+
+def test_abrupt_collapse_reported_at_the_point():
+    t, y = _rise_then_fall()
+    ev = C.collapse_events(t, y)
+    assert len(ev) == 1
+    e = ev[0]
+    assert e.step == 30 and e.kind == "jump" and e.reported_step == 30
+    assert e.recovered_step is None
+    assert e.floor == 0.0 and 0.7 < e.peak < 0.9
+
+
+def test_confirmed_halving_is_reported_one_point_later():
+    """A fall to just below half: not a jump, so the next point confirms it (latency exactly one point)."""
+    t = np.arange(30)
+    y = np.r_[np.full(15, 0.6), np.full(15, 0.25)] + 0.01 * np.resize([1, -1], 30)
+    ev = C.collapse_events(t, y)
+    assert [(e.step, e.reported_step, e.kind) for e in ev] in ([(15, 16, "confirmed")], [(16, 17, "confirmed")],
+                                                               [(15, 15, "jump")])
+    assert ev[0].reported_step - ev[0].step <= 1
+
+
+def test_detection_from_the_fourth_point():
+    y = np.array([0.78, 0.80, 0.81, 0.02, 0.01, 0.02])
+    ev = C.collapse_events(np.arange(6), y)
+    assert ev and ev[0].step == 3 and ev[0].reported_step == 3 and ev[0].kind == "jump"
+    # with fewer than SHORT_PREFIX points σ̂ is at least their std: a fall to 0.30 is no jump there, and the
+    # 2-point mean (0.555) is not below half (0.4025): nothing yet
+    assert C.collapse_events(np.arange(4), [0.78, 0.80, 0.81, 0.30]) == []
+
+
+def test_no_event_before_the_fourth_point_and_pending_at_the_end():
+    assert C.collapse_events([0, 1, 2], [0.8, 0.8, 0.0]) == []
+    ev = C.collapse_events(np.arange(5), [0.8, 0.81, 0.8, 0.79, 0.01])
+    assert len(ev) == 1 and ev[0].kind == "jump" and ev[0].step == 4
+    # a fall in two stages: the second (0.35 → 0.12) is smaller than 1.5× the first, so no jump, but the 2-point
+    # mean halves at the last point: pending until the next point
+    y = np.r_[0.6 + 0.01 * np.resize([1, -1], 12), 0.35, 0.12]
+    ev = C.collapse_events(np.arange(14), y)
+    assert len(ev) == 1 and ev[0].kind == "pending" and ev[0].reported_step is None and ev[0].step == 13
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_no_collapse_on_stationary_noise(seed):
+    """Noise around a plateau (σ = 0.1 on a 0.5 level, 400 points) never halves the gain significantly."""
+    rng = np.random.default_rng(seed)
+    y = np.clip(0.5 + 0.1 * rng.standard_normal(400), 0, 1)
+    assert C.collapse_events(np.arange(400), y) == []
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_no_collapse_on_binary_one_prompt_rewards(seed):
+    """A one-prompt 0/1 reward (the noisiest real case) that rises from 0.2 to 0.6 and holds."""
+    rng = np.random.default_rng(100 + seed)
+    p = 0.2 + 0.4 * (1 - np.exp(-np.arange(300) / 50))
+    y = rng.binomial(8, p) / 8
+    assert [e for e in C.collapse_events(np.arange(300), y) if e.kind != "pending"] == []
+
+
+def test_recovery_re_arms_and_a_second_collapse_is_reported():
+    y = np.r_[np.linspace(0.1, 0.8, 10), np.full(10, 0.8), np.full(5, 0.02), np.full(15, 0.8), np.full(10, 0.01)]
+    y = y + 0.005 * np.resize([1, -1], y.size)
+    ev = C.collapse_events(np.arange(y.size), y)
+    assert len(ev) == 2
+    assert ev[0].step == 20 and ev[0].recovered_step is not None and 25 <= ev[0].recovered_step <= 27
+    # the second fall is no larger than the first, so it is no jump: the 2-point mean halves at 41 (at 40 it is
+    # (0.8 + 0.01)/2 > 0.4) and the next point confirms it
+    assert (ev[1].step, ev[1].reported_step, ev[1].recovered_step) == (41, 42, None)
+
+
+def test_declared_bounds_set_the_floor():
+    y = np.r_[np.full(10, -0.5), np.full(10, 2.0), np.full(10, 0.2)] + 0.01 * np.resize([1, -1], 30)
+    assert C.collapse_events(np.arange(30), y, reward_bounds=(-1.0, 3.0))[0].floor == -1.0
+    # without bounds the floor is the trailing mean's minimum before the peak: 2.0 → 0.2 loses 72 % of the gain
+    ev = C.collapse_events(np.arange(30), y)
+    assert ev and math.isclose(ev[0].floor, -0.5, abs_tol=0.02)
+
+
+def test_causal_prefix_gives_the_same_events():
+    t, y = _rise_then_fall(n=80, fall_at=50, noise=0.03, seed=3)
+    full = [e for e in C.collapse_events(t, y) if e.kind != "pending"]
+    for m in range(4, 81):
+        part = [e for e in C.collapse_events(t[:m], y[:m]) if e.kind != "pending"]
+        assert [(e.step, e.reported_step) for e in part] == \
+            [(e.step, e.reported_step) for e in full if e.reported_step <= t[m - 1]]
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError, match="steps and reward"):
+        C.collapse_events([1, 2, 3], [0.1, 0.2])
+
+
+def test_small_sample_factor_and_peak_bias():
+    assert C.small_sample_factor(3) == pytest.approx(4.302652729911275 / 1.959963984540054)
+    assert C.small_sample_factor(500) == 1.0
+    assert C.peak_bias(2, 2) == 0.0
+    assert C.peak_bias(200, 2) == pytest.approx(math.sqrt(2 * math.log(100)))
