@@ -180,10 +180,15 @@ def test_cumulative_alignment_se_closed_form():
     assert rng == pytest.approx(eta * every * (1 + 3 + 1 + 3))
 
 
-def c14(rho, frac, frac_ci, median=0.06, median_ci=(0.05, 0.07), *, checked=True, se=(1.0, 10.0), bias=True):
+VIOLATED = dict(n=60, g_low=10.0, fd_upper=0.8, ratio=12.6, violated=True)
+NOT_SHOWN = dict(n=60, g_low=1.0, fd_upper=0.8, ratio=0.5, violated=False)
+
+
+def c14(rho, frac, frac_ci, median=0.06, median_ci=(0.05, 0.07), *, cond=(NOT_SHOWN,), se=(1.0, 10.0), bias=True):
     b = dict(frac=frac, frac_ci=frac_ci, median=median, median_ci=median_ci)
-    return g2.c14_verdict(rho, b, values("P2-C14"), bias_ok=bias, m_se=[se], step_condition_checked=checked,
-                          step_ratio_median=76.9)
+    judged = any(not c["violated"] for c in cond)
+    return g2.c14_verdict(rho, b if judged else None, values("P2-C14"), bias_ok=bias, m_se=[se],
+                          step_condition=list(cond))
 
 
 @pytest.mark.parametrize("args, verdict, rule", [
@@ -194,17 +199,43 @@ def c14(rho, frac, frac_ci, median=0.06, median_ci=(0.05, 0.07), *, checked=True
     (((0.5, 0.3, 0.6), 0.02, (0.01, 0.03)), "FAIL", "rho"),
     (((0.582, 0.408, 0.711), 0.022, (0.012, 0.033)), "INCONCLUSIVE", "fail_rho_excluded"),  # (a) not excluded
 ])
-def test_c14_as_written(args, verdict, rule):
+def test_c14_with_b_judged(args, verdict, rule):
     c = c14(*args)
     assert (c.verdict, c.rule) == (verdict, rule)
     agrees(c, "P2-C14")
 
 
+@pytest.mark.parametrize("rho, verdict, rule", [
+    ((0.8, 0.6, 0.9), "PARTIAL", "b_judged"),              # (a) met, (b) outside the hypotheses: not judged
+    ((0.5, 0.3, 0.6), "FAIL", "rho"),                      # (a) excluded: FAIL on (a) alone
+    ((0.582, 0.408, 0.711), "INCONCLUSIVE", "fail_rho_excluded"),
+])
+def test_c14_b_outside_the_hypotheses_when_the_step_condition_is_shown_violated(rho, verdict, rule):
+    c = c14(rho, 0.95, (0.93, 0.97), cond=(VIOLATED, VIOLATED))
+    assert (c.verdict, c.rule) == (verdict, rule)
+    assert "outside the theorem's hypotheses" in c.reason and "2 of 2 runs" in c.reason
+    agrees(c, "P2-C14")
+
+
 def test_c14_inconclusive_if_is_checked_with_numbers():
-    c = c14((0.5, 0.3, 0.6), 0.02, (0.01, 0.03), checked=False)
-    assert c.verdict == "INCONCLUSIVE" and "as written otherwise: FAIL" in c.reason and "76.9" in c.reason
-    assert c14((0.5, 0.3, 0.6), 0.02, (0.01, 0.03), se=(11.0, 10.0)).verdict == "INCONCLUSIVE"
+    c = c14((0.5, 0.3, 0.6), 0.02, (0.01, 0.03), se=(11.0, 10.0))
+    assert c.verdict == "INCONCLUSIVE" and "as written otherwise: FAIL" in c.reason
     assert c14((0.5, 0.3, 0.6), 0.02, (0.01, 0.03), bias=False).verdict == "INCONCLUSIVE"
+
+
+def test_step_condition_check_closed_form():
+    # noise-free (sigma = 0): FD_k = eta*dmu = 0.4 at every step, u = 0.1 -> G_low = 0.4/(2*0.1) = 2,
+    # ratio = 8 * 2^2 * 0.01 / 0.4 = 0.8; for a constant FD the test reduces to FD <= 4/c = 0.5 whatever u is
+    n = 10
+    s = g2.step_condition_check(np.full(n, 400.0), np.full(n, 1e-3), np.full(n, 0.1))
+    assert s["g_low"] == pytest.approx(2.0) and s["fd_upper"] == pytest.approx(0.4)
+    assert s["ratio"] == pytest.approx(0.8) and not s["violated"]
+    s = g2.step_condition_check(np.full(n, 800.0), np.full(n, 1e-3), np.full(n, 0.1))   # FD 0.8 > 0.5
+    assert s["ratio"] == pytest.approx(8 * 4.0 ** 2 * 0.01 / 0.8) and s["violated"]
+    s = g2.step_condition_check(np.full(n, 800.0), np.full(n, 1e-3), np.full(n, 0.1), c_factor=4.0)
+    assert not s["violated"]                                   # FD <= 4/c = 1 with the weaker constant
+    with pytest.raises(ValueError, match="shape"):
+        g2.step_condition_check(np.ones(3), np.ones(4), np.ones(3))
 
 
 def stall(J, ci, seeds=5, horizon=True):

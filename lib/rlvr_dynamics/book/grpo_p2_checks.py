@@ -6,8 +6,9 @@ deciding statistic with its unit, CI and the name of its rule in ``book/claims.y
 * P2-C14 (spec §2.4, Theorem 1): (a) Spearman ρ(batch accuracy, M̂) with a block-bootstrap CI; (b) the share of steps
   on or above the logistic lower bound σ(ℓ₀ + M̂/2) within 2 SE and the median distance to it, with block-bootstrap
   CIs (:func:`bound_agreement`). The pre-registered ``inconclusive_if`` is checked with computed numbers: the
-  estimator's bias check, M̂'s standard error against its range (:func:`cumulative_alignment_se`) and whether
-  Theorem 1's step condition η_k‖w_k‖²C_o ≤ [Δμ_k]_+ was checked (it needs C_o = 2(L_o + 8G_o²) of the network).
+  estimator's bias check and M̂'s standard error against its range (:func:`cumulative_alignment_se`); Theorem 1's
+  step condition η_k‖w_k‖²C_o ≤ [Δμ_k]_+ is tested from the log by a necessary condition
+  (:func:`step_condition_check`), and (b) is judged only where it is not shown violated.
 * P2-C7 / P2-C9 (§3.6, §5.3): the log-log slope of the bisected critical step η_c(T) against the response length,
   with a bootstrap CI over seeds (:func:`c7_verdict`, :func:`c9_verdict`); P2-C9 (b) counts the seeds where, at one
   fixed step, the loss without 1/|o| collapses at the longest T while GRPO with 1/|o| does not (collapse: the
@@ -71,54 +72,103 @@ def cumulative_alignment_se(dmu: np.ndarray, step_size: np.ndarray, every: int) 
     return se, float(m.max() - min(0.0, m.min()))
 
 
-def c14_verdict(rho: tuple[float, float, float], b: dict, v14: dict, *, bias_ok: bool,
-                m_se: list[tuple[float, float]], step_condition_checked: bool, step_ratio_median: float) -> Check:
-    """P2-C14 as written in ``book/claims.yml``.
+def step_condition_check(dmu: np.ndarray, step_size: np.ndarray, update_norm: np.ndarray, *,
+                         c_factor: float = 8.0, level: float = 0.95) -> dict:
+    """Theorem 1's step condition η_k‖w_k‖²C_o ≤ [Δμ_k]_+ (spec §3.2) tested from a run's own log, where C_o of a
+    network cannot be computed: a necessary condition whose failure shows the condition fails at some step.
 
-    PASS: (a) ρ ≥ ``rho_min`` with CI lower end ≥ ``rho_ci_low``, and (b) a share ≥ ``frac_above`` on or above the
-    bound within 2 SE with median distance ≤ ``median_gap``; PARTIAL: one of them; FAIL: neither, with CIs narrow
-    enough to exclude them ((a): ρ's CI entirely below ``rho_min``; (b): the share's CI entirely below ``frac_above``
-    or the median's CI entirely above ``median_gap``); neither met but not both excluded: INCONCLUSIVE.
-    ``inconclusive_if`` (checked first, with numbers): the bias check failed (``bias_ok`` False), M̂'s SE exceeds its
-    range on a run (``m_se`` = [(se, range)] per run), or the step condition was never checked.
+    Derivation [D]. Let FD_k = η_k·Δμ̂_k be the fresh finite-difference change of the log-prob gap (nats) and
+    u_k = ‖θ_{k+1} − θ_k‖ = η_k‖w_k‖. (i) Under A1 (‖∇ log π(o|q)‖ ≤ G_o), |Δ log π(o)| ≤ G_o·u_k for every completion,
+    so |E FD_k| ≤ 2G_o·u_k: G_o ≥ max_k E FD_k/(2u_k). (ii) With ‖∇² log π‖ ≤ L_o, η_kΔμ_k ≤ FD_k + L_o·u_k², so the
+    condition with C_o ≥ 2L_o + ``c_factor``·G_o² gives ``c_factor``·G_o²·u_k² ≤ E FD_k at every step, hence
+    ``c_factor``·G_o²·mean(u²) ≤ mean(E FD). ``c_factor`` = 8 is the smaller of the spec's two readings of the
+    constant (2(L_o + 8G_o²) gives 16). Noise: the estimates' σ is the scatter of consecutive ones, std(ΔFD)/√2 (an
+    upper bound, as in :func:`cumulative_alignment_se`); G_o's lower bound takes max_k (FD_k − z σ)/(2u_k) with a
+    Bonferroni z over the measured steps at one-sided (1 − ``level``)/2, the mean's upper bound a one-sided t bound at
+    the same level, so the two hold together with probability ≥ ``level``.
 
-    ``rho`` = (ρ, low, high); ``b`` = :func:`bound_agreement`'s dict; ``step_ratio_median`` = median of
-    Δμ̂/(η‖w‖²) at the measured steps (the step condition holds where it is ≥ C_o)."""
+    Returns ``{"n", "g_low", "fd_upper", "ratio", "violated"}``: ``ratio`` = c_factor·g_low²·mean(u²)/fd_upper;
+    ``violated`` (ratio > 1) means the condition fails at some measured step with probability ≥ ``level``. When it
+    is not violated the condition is *not* shown to hold (that needs upper bounds on L_o and G_o over all θ and o)."""
+    from scipy.stats import norm, t as student_t
+
+    dmu, eta, u = (np.asarray(x, float) for x in (dmu, step_size, update_norm))
+    if not dmu.shape == eta.shape == u.shape:
+        raise ValueError(f"dmu, step_size and update_norm must have one shape, got {dmu.shape}, {eta.shape}, {u.shape}")
+    if not (c_factor > 0 and 0 < level < 1):
+        raise ValueError(f"c_factor must be > 0 and level in (0, 1), got {c_factor!r}, {level!r}")
+    ok = np.isfinite(dmu) & np.isfinite(eta) & np.isfinite(u) & (u > 0)
+    n = int(ok.sum())
+    if n < 3:
+        return dict(n=n, g_low=math.nan, fd_upper=math.nan, ratio=math.nan, violated=False)
+    fd, u = eta[ok] * dmu[ok], u[ok]
+    alpha = (1 - level) / 2
+    sigma = float(np.std(np.diff(fd), ddof=1) / math.sqrt(2))
+    g_low = max(float(np.max((fd - norm.ppf(1 - alpha / n) * sigma) / (2 * u))), 0.0)
+    fd_upper = float(fd.mean() + student_t.ppf(1 - alpha, n - 1) * fd.std(ddof=1) / math.sqrt(n))
+    ratio = c_factor * g_low ** 2 * float(np.mean(u ** 2)) / fd_upper if fd_upper > 0 else math.inf
+    return dict(n=n, g_low=g_low, fd_upper=fd_upper, ratio=float(ratio), violated=bool(ratio > 1))
+
+
+def c14_verdict(rho: tuple[float, float, float], b: dict | None, v14: dict, *, bias_ok: bool,
+                m_se: list[tuple[float, float]], step_condition: list[dict]) -> Check:
+    """P2-C14 as amended on 2026-12-02 in ``book/claims.yml``.
+
+    ``inconclusive_if`` (checked first, with numbers): the bias check failed (``bias_ok`` False) or M̂'s SE exceeds
+    its range on a run (``m_se`` = [(se, range)] per run). Theorem 1's step condition is tested per run
+    (``step_condition``: :func:`step_condition_check` dicts); (b), the theorem's lower bound, is judged only on runs
+    where the condition is not shown violated, and ``b`` (:func:`bound_agreement` on those runs) is ``None`` when it
+    is shown violated on every run: (b) is then outside the theorem's hypotheses and (a) decides alone.
+
+    With (b) judged: PASS (a) and (b); PARTIAL one of them; FAIL neither, with CIs that exclude both ((a): ρ's CI
+    entirely below ``rho_min``; (b): the share's CI entirely below ``frac_above`` or the median's CI entirely above
+    ``median_gap``); otherwise INCONCLUSIVE. With (b) outside the hypotheses: PARTIAL if (a) is met, FAIL if ρ's CI
+    lies entirely below ``rho_min``, otherwise INCONCLUSIVE (ρ's CI holds both sides of ``rho_min``).
+    ``rho`` = (ρ, low, high)."""
     r, lo, hi = rho
     a_ok = r >= v14["rho_min"] and lo >= v14["rho_ci_low"]
-    b_ok = b["frac"] >= v14["frac_above"] and b["median"] <= v14["median_gap"]
     a_out = hi < v14["rho_min"]
-    b_out = b["frac_ci"][1] < v14["frac_above"] or b["median_ci"][0] > v14["median_gap"]
-    written = ("PASS" if a_ok and b_ok else "PARTIAL" if a_ok or b_ok else "FAIL" if a_out and b_out
-               else "INCONCLUSIVE")
+    shown = [s for s in step_condition if s["violated"]]
+    desc_a = (f"(a) Spearman {r:.3f} [{lo:.3f}, {hi:.3f}] ({'met' if a_ok else 'not met'}; "
+              f"{'excluded' if a_out else 'not excluded'}: CI upper end {hi:.3f} vs {v14['rho_min']})")
+    cond = (f"Theorem 1's step condition (C_o >= 2 L_o + {v14['step_condition_factor']:g} G_o^2) shown violated on "
+            f"{len(shown)} of {len(step_condition)} runs (c G_o,low^2 mean(u^2) / upper bound of mean(eta dmu) = "
+            + ", ".join(f"{s['ratio']:.2f}" for s in step_condition) + "; > 1 is a violation at 95%; G_o >= "
+            + ", ".join(f"{s['g_low']:.1f}" for s in step_condition) + ")")
+    if b is not None:
+        b_ok = b["frac"] >= v14["frac_above"] and b["median"] <= v14["median_gap"]
+        b_out = b["frac_ci"][1] < v14["frac_above"] or b["median_ci"][0] > v14["median_gap"]
+        written = ("PASS" if a_ok and b_ok else "PARTIAL" if a_ok or b_ok else "FAIL" if a_out and b_out
+                   else "INCONCLUSIVE")
+        desc_b = (f"(b) on the {len(step_condition) - len(shown)} runs where it is not shown violated: "
+                  f"{b['frac']:.1%} [{b['frac_ci'][0]:.1%}, {b['frac_ci'][1]:.1%}] on or above the bound within 2 SE, "
+                  f"median distance {b['median']:.3f} [{b['median_ci'][0]:.3f}, {b['median_ci'][1]:.3f}] "
+                  f"({'met' if b_ok else 'not met'}; {'excluded' if b_out else 'not excluded'})")
+    else:
+        b_ok = b_out = False
+        written = "PARTIAL" if a_ok else "FAIL" if a_out else "INCONCLUSIVE"
+        desc_b = "(b) outside the theorem's hypotheses on every run: not judged, (a) decides alone"
     worst_se = max(m_se, key=lambda x: x[0] / x[1] if x[1] > 0 else math.inf)
     se_bad = [x for x in m_se if not x[0] <= x[1]]
-    desc = (f"(a) Spearman {r:.3f} [{lo:.3f}, {hi:.3f}] ({'met' if a_ok else 'not met'}; "
-            f"{'excluded' if a_out else 'not excluded'}: CI upper end {hi:.3f} vs {v14['rho_min']}); "
-            f"(b) {b['frac']:.1%} [{b['frac_ci'][0]:.1%}, {b['frac_ci'][1]:.1%}] on or above the bound within 2 SE, "
-            f"median distance {b['median']:.3f} [{b['median_ci'][0]:.3f}, {b['median_ci'][1]:.3f}] "
-            f"({'met' if b_ok else 'not met'}; {'excluded' if b_out else 'not excluded'})")
     checks = [f"bias check {'passed' if bias_ok else 'FAILED'}",
-              f"M-hat SE / range at most {worst_se[0] / worst_se[1]:.3f} ({len(se_bad)} runs above 1)",
-              ("step condition checked" if step_condition_checked else
-               f"Theorem 1's step condition eta ||w||^2 C_o <= [Delta mu]_+ never checked: C_o = 2(L_o + 8 G_o^2) of "
-               f"the network is not measured (median Delta mu/(eta ||w||^2) = {step_ratio_median:.3g}, so it holds "
-               f"only if C_o <= {step_ratio_median:.3g})")]
-    inconclusive = (not bias_ok) or bool(se_bad) or not step_condition_checked
-    if inconclusive:
+              f"M-hat SE / range at most {worst_se[0] / worst_se[1]:.3f} ({len(se_bad)} runs above 1)"]
+    if (not bias_ok) or se_bad:
         verdict = "INCONCLUSIVE"
-        reason = (f"inconclusive_if met: {'; '.join(checks)}; as written otherwise: {written}; " + desc)
+        reason = f"inconclusive_if met: {'; '.join(checks)}; as written otherwise: {written}; {desc_a}; {desc_b}; {cond}"
     else:
-        verdict, reason = written, f"{desc}; {'; '.join(checks)}"
-    # the deciding statistic: the part of the rule that decides (module docstring)
+        verdict = written
+        reason = f"{desc_a}; {desc_b}; {cond}; {'; '.join(checks)}"
     unit_a = "(a) Spearman rho(batch accuracy, M-hat), 95% block-bootstrap CI"
     unit_b = "(b) fraction of steps on or above sigma(l0 + M-hat/2) within 2 SE, 95% block-bootstrap CI"
-    if verdict == "PARTIAL" and a_ok:                       # (b) is the part not met
+    if verdict == "PARTIAL" and a_ok and b is not None:     # (b) is the part not met
         name, measured, ci, unit = "frac_above", b["frac"], b["frac_ci"], unit_b
+    elif verdict == "PARTIAL" and a_ok:                      # (b) not judged: outside the hypotheses on every run
+        name, measured, ci = "b_judged", len(step_condition) - len(shown), None
+        unit = "(b) runs where Theorem 1's step condition is not shown violated (the bound is judged on them)"
     elif verdict in ("PASS", "PARTIAL", "FAIL"):
         name = "rho" if verdict != "PARTIAL" or r < v14["rho_min"] else "rho_ci_low"
         measured, ci, unit = (r, (lo, hi), unit_a) if name == "rho" else (lo, (lo, hi), unit_a + " (lower end)")
-    elif not a_out:                                         # INCONCLUSIVE: (a) not excluded keeps it from FAIL
+    elif not a_out or b is None:                            # INCONCLUSIVE: (a) not excluded keeps it from FAIL
         name, measured, ci, unit = "fail_rho_excluded", r, (lo, hi), unit_a
     else:
         name, measured, ci, unit = "fail_frac_excluded", b["frac"], b["frac_ci"], unit_b
