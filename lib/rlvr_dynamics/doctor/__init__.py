@@ -10,14 +10,18 @@ growing prefix; :mod:`.cli` is ``rlvr-dynamics fit``.
 
 Nothing here imports torch or the trainer: the doctor runs with numpy, scipy and matplotlib only.
 """
-from .detectors import DETECTORS, Detection, diagnose
-from .forecast import Forecast
-from .live import RunDoctor
-from .pipeline import build_report, fit_laws, fit_run, resolve_reward_bounds
-from .reading import read_dynamics, read_oscillator
-from .render.text import format_report
-from .report import Report, to_jsonable
+import importlib
 
-__all__ = ["DETECTORS", "Detection", "diagnose", "Forecast", "RunDoctor", "build_report", "fit_laws",
-           "fit_run", "resolve_reward_bounds", "read_dynamics", "read_oscillator", "format_report", "Report",
-           "to_jsonable"]
+_API = {"DETECTORS": ".detectors", "Detection": ".detectors", "diagnose": ".detectors", "Forecast": ".forecast",
+        "RunDoctor": ".live", "build_report": ".pipeline", "fit_laws": ".pipeline", "fit_run": ".pipeline",
+        "resolve_reward_bounds": ".pipeline", "read_dynamics": ".reading", "read_oscillator": ".reading",
+        "format_report": ".render.text", "Report": ".report", "to_jsonable": ".report"}
+"""The package's API, imported on first use (``rlvr-dynamics fit`` starts without the stages it does not run)."""
+
+__all__ = list(_API)
+
+
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(importlib.import_module(_API[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
