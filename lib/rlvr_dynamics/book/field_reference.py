@@ -6,7 +6,7 @@
 * ``book/callback_fields.md``: the TRL callback's own fields, from
   :data:`rlvr_dynamics.grpo.fields.FIELD_REFERENCE`.
 
-Both are written by ``python bench/bench_doctor.py --write`` (or :func:`write`); ``tests/runs/test_field_reference.py``
+Both are written by ``python bench/bench_doctor.py --write`` (or :func:`write`); ``tests/doctor/test_field_reference.py``
 checks that the committed files are what these functions give now.
 """
 from __future__ import annotations
