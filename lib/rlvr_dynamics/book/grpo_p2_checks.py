@@ -132,8 +132,9 @@ def c14_verdict(rho: tuple[float, float, float], b: dict | None, v14: dict, *, b
     desc_a = (f"(a) Spearman {r:.3f} [{lo:.3f}, {hi:.3f}] ({'met' if a_ok else 'not met'}; "
               f"{'excluded' if a_out else 'not excluded'}: CI upper end {hi:.3f} vs {v14['rho_min']})")
     cond = (f"Theorem 1's step condition (C_o >= 2 L_o + {v14['step_condition_factor']:g} G_o^2) shown violated on "
-            f"{len(shown)} of {len(step_condition)} runs (c G_o,low^2 mean(u^2) / upper bound of mean(eta dmu) = "
-            + ", ".join(f"{s['ratio']:.2f}" for s in step_condition) + "; > 1 is a violation at 95%; G_o >= "
+            f"{len(shown)} of {len(step_condition)} runs ({v14['step_condition_factor']:g} G_o^2 mean(u^2) / mean(eta "
+            f"Delta mu), each at its 95% bound = " + ", ".join(f"{s['ratio']:.2f}" for s in step_condition)
+            + "; above 1 the condition fails at some step; G_o >= "
             + ", ".join(f"{s['g_low']:.1f}" for s in step_condition) + ")")
     if b is not None:
         b_ok = b["frac"] >= v14["frac_above"] and b["median"] <= v14["median_gap"]
