@@ -88,15 +88,38 @@ def test_c9_inconclusive_below_the_floor():
     assert c.verdict == "INCONCLUSIVE" and c.measured == 0.3
 
 
-@pytest.mark.parametrize("overs, dbics, verdict, rule, measured", [
-    ((1.0, 2.5), (20.0, -7.9), "PASS", "overshoot_worst", 2.5),   # margins (3-2.5)/3 = 0.17 < (-7.9+10)/10 = 0.21
-    ((3.13, 3.78, 1.0), (40.0, 7.1, -7.9), "FAIL", "overshoot_worst", 3.78),  # overshoot alone breaks the PASS rule
-    ((1.0,), (-12.0,), "FAIL", "dbic_osc_worst", -12.0),
+UNIFORM_NULL = np.arange(10_000) / 10_000 * 4.0       # noise-alone maxima uniform on [0, 4): quantile q is 4q
+
+
+@pytest.mark.parametrize("overs, dbics, regimes, verdict, rule, measured", [
+    # m = 2 runs: envelope = 4 * (1 - 0.025) = 3.9; ratios 0.26, 0.51 (margin 0.49) vs dBIC margin 0.21
+    ((1.0, 2.0), (20.0, -7.9), ("overdamped", "underdamped"), "PASS", "dbic_osc_worst", -7.9),
+    # an overshoot above its envelope, overdamped law preferred: one part broken, no signature
+    ((4.5, 1.0), (40.0, 7.1), ("overdamped", "overdamped"), "PARTIAL", "overshoot_envelope_worst", 4.5 / 3.9),
+    # the oscillatory law wins by BIC but no overshoot above the envelope (m = 1: envelope 3.8)
+    ((1.0,), (-12.0,), ("underdamped",), "PARTIAL", "dbic_osc_worst", -12.0),
+    # the full signature: dBIC < -10, zeta < 1 and an overshoot above the envelope
+    ((5.0,), (-12.0,), ("underdamped",), "FAIL", "overshoot_envelope_worst", 5.0 / 3.8),
 ])
-def test_c12_pass_rule_on_both_parts(overs, dbics, verdict, rule, measured):
-    c = g1.c12_verdict([row(overshoot_se=o, d_bic_osc=b) for o, b in zip(overs, dbics)], values("P1-C12"))
-    assert (c.verdict, c.rule, c.measured) == (verdict, rule, measured)
+def test_c12_rule_with_the_noise_envelope(overs, dbics, regimes, verdict, rule, measured):
+    rows = [row(overshoot_ac=o, d_bic_osc=b, osc_regime=g, overshoot_null=UNIFORM_NULL, resid_phi=0.3)
+            for o, b, g in zip(overs, dbics, regimes)]
+    c = g1.c12_verdict(rows, values("P1-C12"))
+    assert (c.verdict, c.rule) == (verdict, rule)
+    assert c.measured == pytest.approx(measured, rel=1e-3)
     agrees(c, "P1-C12")
+
+
+def test_ar1_mean_se_and_the_null_envelope():
+    assert g1.ar1_mean_se(2.0, 0.0, 4) == pytest.approx(1.0)
+    assert g1.ar1_mean_se(1.0, 0.5, 2) == pytest.approx(math.sqrt(1.5 / 2))     # (1 + 2 * (1/2) * phi) / 2
+    null = g1.overshoot_null(np.ones(50), seed=1, n_sim=500)
+    assert null.shape == (500,) and np.all(null >= 0)          # a mean-zero series has a non-negative maximum
+    np.testing.assert_array_equal(null, g1.overshoot_null(np.ones(50), seed=1, n_sim=500))
+    # autocorrelation widens nothing in SE units by itself, but smoothing + AR(1) must still give finite maxima
+    assert np.isfinite(g1.overshoot_null(np.ones(200), phi=0.6, window=25, start=25, n_sim=200)).all()
+    with pytest.raises(ValueError, match="phi"):
+        g1.overshoot_null(np.ones(50), phi=1.0)
 
 
 def test_c12_inconclusive_when_no_overshoot_is_detectable():

@@ -13,11 +13,11 @@ the keyword arguments of :class:`rlvr_dynamics.book.claims.Claim`.
   (bias-corrected Adam without warm-up: :func:`first_step_full_size`) cannot show the slow start: INCONCLUSIVE.
 * P1-C9: three-phase R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin`` (worst run);
   PARTIAL on half of them, or R²/R²_max ≥ ``r2_min`` on every run.
-* P1-C12 (§3.6): PASS when on every in-scope run the underdamped law does not win (ΔBIC(oscillatory − overdamped)
-  > ``dbic``) *and* the smoothed reward never overshoots its plateau by more than ``overshoot_se`` standard errors;
-  in scope when 3 SE ≤ ``min_rise_frac`` × rise. claims.yml defines no PARTIAL: a run that breaks either part fails
-  the PASS rule, and the verdict is FAIL (the reason says whether any run also shows the full oscillation signature
-  of the FAIL clause, ΔBIC < ``dbic`` with ζ < 1 and an overshoot).
+* P1-C12 (§3.6, rule amended 2026-12-02): PASS when on every in-scope run the underdamped law does not win
+  (ΔBIC(oscillatory − overdamped) > ``dbic``) *and* the smoothed reward's overshoot above its plateau, in
+  autocorrelation-aware SE, stays inside the envelope noise alone reaches (:func:`overshoot_null`, Bonferroni over
+  the runs); FAIL when a run shows the full oscillation signature (ΔBIC < ``dbic`` with ζ < 1 and an overshoot above
+  the envelope); PARTIAL otherwise. In scope when 3 SE ≤ ``min_rise_frac`` × rise.
 * P1-C15 (§3.8): the G=4 − G=16 unbiased within-group variance in bins of matched reward, by the rule as first
   registered (:func:`c15_verdict`).
 * P1-C14 (§5): transfer gains G-invariant (equivalence per family) and falling from near to far families, on the
@@ -89,6 +89,50 @@ def binding(parts: list[tuple[str, float, float, str, str]]) -> tuple[str, float
     return name, m, unit
 
 
+def ar1_mean_se(sigma: float, phi: float, window: int) -> float:
+    """Standard error of the mean of ``window`` consecutive values of a stationary AR(1) series with marginal SD
+    ``sigma`` and lag-1 autocorrelation ``phi``: σ·sqrt((1 + 2 Σ_{k<w} (1 − k/w) φ^k)/w) (σ/√w when φ = 0)."""
+    if not (isinstance(window, int) and window >= 1) or not -1 < phi < 1 or not sigma >= 0:
+        raise ValueError(f"need window >= 1, -1 < phi < 1 and sigma >= 0, got {window!r}, {phi!r}, {sigma!r}")
+    k = np.arange(1, window)
+    return float(sigma * math.sqrt((1 + 2 * np.sum((1 - k / window) * phi ** k)) / window))
+
+
+def overshoot_null(sd, *, phi: float = 0.0, window: int = 1, start: int = 0, n_sim: int = 4000,
+                   seed: int = 0) -> np.ndarray:
+    """Null distribution of the P1-C12 overshoot statistic when the curve is the overdamped fit plus noise alone.
+
+    Draws ``n_sim`` noise series e (stationary AR(1) with lag-1 autocorrelation ``phi`` and per-point marginal SD
+    ``sd``, an array or a number with the length given by the array), removes each series' mean (the additive constant
+    is in the fitted family's tangent space, so a least-squares refit absorbs it exactly; the other directions of the
+    refit are ignored), smooths it with the trailing ``window``-point rolling mean and returns, per series,
+    max over t ≥ ``start`` of smooth(e)_t / SE_t, with SE_t :func:`ar1_mean_se` (the per-point SD itself when
+    ``window`` = 1). The observed statistic, max (smoothed reward − R∞)/SE over the same points, is at most this for
+    a rising overdamped curve plus the same noise (the fit stays below R∞), so the test is conservative."""
+    sd = np.atleast_1d(np.asarray(sd, dtype=float))
+    n = sd.size
+    if n < 3 or not np.all(sd > 0) or not 0 <= start < n or not (isinstance(window, int) and window >= 1):
+        raise ValueError(f"need >= 3 positive sd, 0 <= start < {n} and window >= 1, got start={start!r}, "
+                         f"window={window!r}")
+    if not 0 <= phi < 1:
+        raise ValueError(f"phi must be in [0, 1), got {phi!r}")
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n_sim, n))
+    e = np.empty_like(z)
+    e[:, 0] = z[:, 0]
+    innov = math.sqrt(1 - phi ** 2)
+    for t in range(1, n):                                   # one vectorised step per time point, all series at once
+        e[:, t] = phi * e[:, t - 1] + innov * z[:, t]
+    e = e * sd
+    e -= e.mean(axis=1, keepdims=True)
+    c = np.cumsum(np.concatenate([np.zeros((n_sim, 1)), e], axis=1), axis=1)
+    idx = np.arange(1, n + 1)
+    lo = np.maximum(0, idx - window)
+    smooth = (c[:, idx] - c[:, lo]) / (idx - lo)
+    se_t = (sd if window == 1 else np.full(n, ar1_mean_se(float(sd.mean()), phi, window)))
+    return np.max(smooth[:, start:] / se_t[start:], axis=1)
+
+
 def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_rise_frac: float) -> dict:
     """Fits and summary numbers of one committed run's training reward (see the module docstring)."""
     from .. import runs as R
@@ -113,6 +157,14 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
     se_smooth = sigma / math.sqrt(smooth_window)
     overshoot = (float(np.max(ys[smooth_window:] - over.params.get("r_inf", np.nan)) / se_smooth)
                  if over.params else math.nan)
+    # P1-C12 as amended 2026-12-02: residual AR(1), autocorrelation-aware SE, and the noise-alone envelope
+    resid = y - over.predict(t) if over.params else y - np.mean(y)
+    phi = float(np.clip(np.corrcoef(resid[:-1], resid[1:])[0, 1], 0.0, 0.95)) if resid.size > 3 else 0.0
+    sigma_e = float(np.std(resid, ddof=1))
+    se_ac = ar1_mean_se(sigma_e, phi, smooth_window)
+    overshoot_ac = (float(np.max(ys[smooth_window:] - over.params["r_inf"]) / se_ac) if over.params else math.nan)
+    null = overshoot_null(np.full(y.size, sigma_e), phi=phi, window=smooth_window, start=smooth_window,
+                          seed=int(c.seed)) if sigma_e > 0 else np.full(1, math.inf)
     rise_max = float(np.max(ys[smooth_window - 1:]) - np.mean(y[:early_steps]))  # issue 10's target: >= 0.4
     return dict(run=run.id, rise_max=rise_max, frac_zero_std=float(np.nanmean(run.series("frac_reward_zero_std"))),
                 model=c.model, G=c.num_generations, seed=c.seed, ceiling=R.noise_ceiling(y),
@@ -120,8 +172,9 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
                 d_bic=fit["delta_bic"], r2_tp_smooth=fit_s["three_phase"].r2,
                 slow_start=float(slope[0] / slope.max()) if slope.max() > 0 else math.nan,
                 d_bic_osc=oscl.bic - over.bic, osc_regime=oscl.regime, overshoot_se=overshoot,
-                detectable=3 * se_smooth <= min_rise_frac * abs(rise),
-                detect_frac=3 * se_smooth / abs(rise) if rise else math.inf,
+                overshoot_ac=overshoot_ac, se_ac=se_ac, resid_phi=phi, overshoot_null=null,
+                detectable=3 * se_ac <= min_rise_frac * abs(rise),
+                detect_frac=3 * se_ac / abs(rise) if rise else math.inf,
                 optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
                 rise=rise, early=float(np.mean(y[:early_steps])), late=float(np.mean(y[-late_steps:])),
                 **osc, fit=fit, t=t, y=y, ys=ys)
@@ -184,12 +237,14 @@ def panel_row(run, curve: dict, *, late_steps: int, min_rise_frac: float) -> dic
     mean_se = float(np.mean(se))
     r_inf = over.params.get("r_inf", math.nan) if over.params else math.nan
     overshoot = float(np.max((y[1:] - r_inf) / se[1:])) if np.isfinite(r_inf) else math.nan
+    null = overshoot_null(se, start=1, seed=int(c.seed)) if np.all(se > 0) else np.full(1, math.inf)
     return dict(run=run.id, model=c.model, G=c.num_generations, seed=c.seed, curve="panel",
                 rise_max=float(np.max(y) - early), ceiling=ceiling, sigma_binomial=math.sqrt(var_binomial),
                 sigma_difference=math.sqrt(var_difference), mean_se=mean_se,
                 r2_tp=fit["three_phase"].r2, r2_se=fit["single_exponential"].r2, d_aic=fit["delta_aic"],
                 d_bic=fit["delta_bic"], slow_start=float(slope[0] / slope.max()) if slope.max() > 0 else math.nan,
                 d_bic_osc=oscl.bic - over.bic, osc_regime=oscl.regime, overshoot_se=overshoot,
+                overshoot_ac=overshoot, se_ac=mean_se, resid_phi=0.0, overshoot_null=null,
                 detectable=3 * mean_se <= min_rise_frac * abs(rise),
                 detect_frac=3 * mean_se / abs(rise) if rise else math.inf,
                 optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
@@ -285,11 +340,17 @@ def c9_verdict(rows: list[dict], v9: dict) -> Check:
 
 
 def c12_verdict(rows: list[dict], v12: dict) -> Check:
-    """P1-C12 on the curve's shape (not the fitted ζ, which is ≥ 1 by construction of the overdamped family).
+    """P1-C12 on the curve's shape (not the fitted ζ, which is ≥ 1 by construction of the overdamped family), by the
+    rule as amended on 2026-12-02 in ``book/claims.yml``.
 
-    PASS when every in-scope run has ΔBIC(oscillatory − overdamped) > ``dbic`` (rule ``dbic_osc_worst``, on the
-    smallest) and an overshoot ≤ ``overshoot_se`` SE (``overshoot_worst``, on the largest); otherwise FAIL (claims.yml
-    defines no PARTIAL). INCONCLUSIVE when on every run 3 SE exceed ``min_rise_frac`` of the rise."""
+    A run's overshoot is max (smoothed reward − R∞)/SE with SE autocorrelation-aware (``overshoot_ac``, AR(1) of the
+    overdamped fit's residuals, :func:`ar1_mean_se`); it is compared with the envelope that noise alone reaches,
+    the (1 − ``envelope_alpha``/m) quantile of :func:`overshoot_null` for m in-scope runs (Bonferroni), as the ratio
+    overshoot / envelope (rule ``overshoot_envelope_worst``, ≤ 1). PASS when on every in-scope run the oscillatory
+    law does not win (ΔBIC(oscillatory − overdamped) > ``dbic``, rule ``dbic_osc_worst``) and no ratio exceeds 1;
+    FAIL when some run shows the full oscillation signature (ΔBIC < ``dbic`` with ζ < 1 and a ratio > 1); PARTIAL
+    otherwise (one part broken, no run with the signature). In scope when 3 SE ≤ ``min_rise_frac`` × rise;
+    INCONCLUSIVE when no run is."""
     in_scope = [w for w in rows if w["detectable"]]
     if not in_scope:
         smallest = min((w["detect_frac"] for w in rows), default=math.nan)
@@ -297,25 +358,35 @@ def c12_verdict(rows: list[dict], v12: dict) -> Check:
                                       f"of the rise (smallest: {smallest:.2f} of the rise): an oscillation could not "
                                       "have been seen"),
                      [], smallest, "smallest detectable overshoot (3 SE) / rise over the runs")
+    q = 1 - v12["envelope_alpha"] / len(in_scope)
+    for w in in_scope:
+        null = np.asarray(w["overshoot_null"], dtype=float)
+        w["envelope"] = float(np.quantile(null, q))
+        w["envelope_ratio"] = w["overshoot_ac"] / w["envelope"] if w["envelope"] > 0 else math.inf
+        w["envelope_p"] = float((1 + np.sum(null >= w["overshoot_ac"])) / (1 + null.size))
     worst_bic = min(w["d_bic_osc"] for w in in_scope)
-    worst_over = max(w["overshoot_se"] for w in in_scope)
+    worst_ratio = max(w["envelope_ratio"] for w in in_scope)
     name, measured, unit = binding([
-        ("overshoot_worst", worst_over, v12["overshoot_se"], "<=",
-         "largest overshoot of the smoothed reward above the overdamped plateau (SE) over in-scope runs"),
+        ("overshoot_envelope_worst", worst_ratio, v12["envelope_bound"], "<=",
+         "largest overshoot / noise-alone envelope over in-scope runs (autocorrelation-aware SE, Bonferroni quantile)"),
         ("dbic_osc_worst", worst_bic, v12["dbic"], ">", "smallest dBIC (oscillatory - overdamped) over in-scope runs")])
-    over = [w for w in in_scope if w["overshoot_se"] > v12["overshoot_se"]]
+    over = [w for w in in_scope if w["envelope_ratio"] > v12["envelope_bound"]]
     wins = [w for w in in_scope if w["d_bic_osc"] <= v12["dbic"]]
     osc = [w for w in in_scope if w["d_bic_osc"] < v12["dbic"] and w["osc_regime"] in ("underdamped", "growing")
-           and w["overshoot_se"] > v12["overshoot_se"]]
-    verdict = "PASS" if not over and not wins else "FAIL"
-    reason = (f"{len(in_scope)} runs where an overshoot of {v12['min_rise_frac']:.0%} of the rise is detectable; "
-              f"overshoot > {v12['overshoot_se']:g} SE on {len(over)}"
-              + (" (" + ", ".join(f"{w['model']} G={w['G']} s{w['seed']} {w['overshoot_se']:.2f} SE" for w in over)
-                 + ")" if over else "")
-              + f"; oscillatory law wins (dBIC <= {v12['dbic']:g}) on {len(wins)} (smallest dBIC {worst_bic:+.1f}); "
-              f"largest overshoot {worst_over:.2f} SE; full oscillation signature (dBIC < {v12['dbic']:g} with "
-              f"zeta < 1 and an overshoot > {v12['overshoot_se']:g} SE) on: {names(osc)}; where an overshoot would "
-              f"be undetectable the oscillatory law wins by BIC on "
+           and w["envelope_ratio"] > v12["envelope_bound"]]
+    verdict = "PASS" if not over and not wins else "FAIL" if osc else "PARTIAL"
+    per_run = ", ".join(f"{w['model']} G={w['G']} s{w['seed']} {w['overshoot_ac']:.2f} SE (envelope "
+                        f"{w['envelope']:.2f}, p {w['envelope_p']:.3g})" for w in
+                        sorted(in_scope, key=lambda w: -w["envelope_ratio"])[:3])
+    reason = (f"{len(in_scope)} runs where an overshoot of {v12['min_rise_frac']:.0%} of the rise is detectable "
+              f"(3 autocorrelation-aware SE); overshoot above the noise-alone envelope (its {q:.4f} quantile, "
+              f"Bonferroni over {len(in_scope)} runs) on {len(over)}"
+              + (" (" + names(over) + ")" if over else "")
+              + f"; largest overshoots {per_run}; residual lag-1 autocorrelation "
+              f"{min(w['resid_phi'] for w in in_scope):.2f}-{max(w['resid_phi'] for w in in_scope):.2f}; "
+              f"oscillatory law wins (dBIC <= {v12['dbic']:g}) on {len(wins)} (smallest dBIC {worst_bic:+.1f}); "
+              f"full oscillation signature (dBIC < {v12['dbic']:g} with zeta < 1 and an overshoot above the envelope) "
+              f"on: {names(osc)}; where an overshoot would be undetectable the oscillatory law wins by BIC on "
               f"{names([w for w in rows if not w['detectable'] and w['d_bic_osc'] < v12['dbic']])}")
     return Check(verdict, reason, in_scope, measured, unit, name)
 
