@@ -51,7 +51,8 @@ CLIP_COLUMNS = ("clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "tr
 """Share of tokens whose importance ratio was clipped (TRL ``clip_ratio``, verl ``actor/pg_clipfrac``)."""
 CLIPPED_COLUMNS = ("completions/clipped_ratio", "train/completions/clipped_ratio", "response_length/clip_ratio",
                    "train/response_length/clip_ratio")
-"""Share of completions cut at the length cap (TRL ``completions/clipped_ratio``, verl ``response_length/clip_ratio``)."""
+"""Share of completions cut at the length cap (TRL ``completions/clipped_ratio``, verl
+``response_length/clip_ratio``)."""
 KL_COLUMNS = ("kl", "train/kl", "actor/ppo_kl", "actor/kl_loss", "objective/kl")
 """KL (TRL ``kl``, verl ``actor/ppo_kl`` / ``actor/kl_loss``)."""
 LENGTH_COLUMNS = ("completions/mean_length", "train/completions/mean_length", "completion_length",

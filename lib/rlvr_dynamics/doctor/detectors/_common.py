@@ -114,8 +114,9 @@ def _result(name: str, signal: str, thr: str, events: list[dict], detail: dict |
 
 # ------------------------------------------------------------------------------------------ causal statistics
 def causal_sigma(y: np.ndarray) -> np.ndarray:
-    """σ_t of the module docstring: :func:`~rlvr_dynamics.runs.noise.step_sigma` of ``y[:m]`` at m = ⌈SIGMA_FIRST·SIGMA_GROWTH^j⌉
-    values, held until the next such m; NaN before SIGMA_FIRST values. ``y``: finite values only."""
+    """σ_t of the module docstring: :func:`~rlvr_dynamics.runs.noise.step_sigma` of ``y[:m]`` at
+    m = ⌈SIGMA_FIRST·SIGMA_GROWTH^j⌉ values, held until the next such m; NaN before SIGMA_FIRST values. ``y``:
+    finite values only."""
     y = np.asarray(y, dtype=float)
     n = y.size
     out = np.full(n, np.nan)
@@ -131,8 +132,8 @@ _SIGMA_CACHE: dict[bytes, float] = {}
 
 
 def _prefix_sigma(v: np.ndarray) -> float:
-    """:func:`~rlvr_dynamics.runs.noise.step_sigma` of ``v``, memoised on its bytes (the live doctor re-reads the same prefixes at
-    every update; a pure speed-up, bounded at 200,000 entries)."""
+    """:func:`~rlvr_dynamics.runs.noise.step_sigma` of ``v``, memoised on its bytes (the live doctor re-reads the
+    same prefixes at every update; a pure speed-up, bounded at 200,000 entries)."""
     key = hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest()
     got = _SIGMA_CACHE.get(key)
     if got is None:

@@ -33,8 +33,8 @@ import numpy as np
 
 from ...runs.logs import RunLog
 from ..signals import ENTROPY_COLUMNS, GROUP_STD_COLUMNS, ZERO_STD_COLUMNS, column
-from ._common import (K_MAX, K_MIN, GATE_FRACTION, STALL_T, Detection, _events, _full, _on_rows, _result, _smoothed, _stalled,
-                      _unit_reward, _upper_gate)
+from ._common import (K_MAX, K_MIN, GATE_FRACTION, STALL_T, Detection, _events, _full, _on_rows, _result, _smoothed,
+                      _stalled, _unit_reward, _upper_gate)
 from .policy_concentration import CONCENTRATION_ENTROPY
 
 DEGENERACY_FRACTION = 0.75

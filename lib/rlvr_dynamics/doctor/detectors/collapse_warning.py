@@ -40,8 +40,9 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from ..signals import CLIPPED_COLUMNS, ENTROPY_COLUMNS, GRAD_COLUMNS, KL_COLUMNS, column
-from ._common import (K_MIN, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _quiet, _result, _running_initial_mean,
-                      _running_initial_median, _trailing_mean, _trailing_slope_t, causal_sigma, noise_window)
+from ._common import (K_MIN, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _quiet, _result,
+                      _running_initial_mean, _running_initial_median, _trailing_mean, _trailing_slope_t, causal_sigma,
+                      noise_window)
 from .dynamical_instability import KL_FLOOR, KL_JUMP
 
 WARNING_DROP = 0.3

@@ -183,7 +183,8 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
 
 
 def _reading_verdict(steps, reward, reward_bounds, response) -> tuple[str, str] | None:
-    """(verdict, reason) of :func:`~rlvr_dynamics.doctor.reading.dynamics.read_dynamics`, or None while that module is absent."""
+    """(verdict, reason) of :func:`~rlvr_dynamics.doctor.reading.dynamics.read_dynamics`, or None while that
+    module is absent."""
     try:
         from ..reading.dynamics import read_dynamics
     except ImportError:

@@ -10,7 +10,8 @@ Why it matters in GRPO
     §4). The training curve alone looks healthy: the divergence is the only sign.
 
 Signals
-    The training reward; an evaluation column (``eval_…``, ``val/…``: :data:`~rlvr_dynamics.doctor.signals.EVAL_COLUMNS`)
+    The training reward; an evaluation column (``eval_…``, ``val/…``:
+    :data:`~rlvr_dynamics.doctor.signals.EVAL_COLUMNS`)
     at the rows where a new evaluation arrived; or the sub-rewards ``rewards/<name>`` (TRL, Unsloth), a name with
     format/xml/strict/soft/int_reward/number a format term, else one with correct/answer/accura/exact a correctness
     term.
@@ -40,8 +41,8 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from ..signals import eval_column, evaluation_rows, sub_rewards
-from ._common import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _result, _running_scale, _smoothed,
-                      _trailing_mean, causal_sigma)
+from ._common import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _result, _running_scale,
+                      _smoothed, _trailing_mean, causal_sigma)
 
 HACKING_EFFECT = 0.1
 """Smoothing effect: 0.1 × the series' running range."""
