@@ -7,10 +7,11 @@ the in-scope rows and the **deciding statistic** (``measured``, its unit, its CI
 the machine-readable rule in ``criterion.values.rules`` it is compared with). ``Check.claim_kwargs`` turns it into
 the keyword arguments of :class:`rlvr_dynamics.book.claims.Claim`.
 
-* P1-C8 (spec §3.5, Prop. 14): ΔBIC(three-phase − single exponential) < ``dbic`` and a slow start
-  R'(0)/max R' ≤ ``slope_frac`` on every run whose noise ceiling 1 − σ²/Var(r) reaches ``min_ceiling``; decided on
-  the worst run (largest ΔBIC, largest R'(0)/max R'). Runs whose optimizer's first step is already full size
-  (bias-corrected Adam without warm-up: :func:`first_step_full_size`) cannot show the slow start: INCONCLUSIVE.
+* P1-C8 (spec §3.5, Prop. 14; rule amended 2026-12-02): ΔBIC(three-phase − single exponential) < ``dbic`` and a
+  slow start R'(0)/max R' at most the theory's own bound on every valid run (noise ceiling ≥ ``min_ceiling``, start
+  at rest, no mid-run collapse), decided on the worst run, once the rule's simulated power reaches ``min_power``.
+  Runs whose optimizer's first step is already full size (bias-corrected Adam without warm-up:
+  :func:`first_step_full_size`) cannot show the slow start: INCONCLUSIVE.
 * P1-C9: three-phase R² ≥ ``r2_min`` on every run whose ceiling reaches ``r2_min + ceiling_margin`` (worst run);
   PARTIAL on half of them, or R²/R²_max ≥ ``r2_min`` on every run.
 * P1-C12 (§3.6, rule amended 2026-12-02): PASS when on every in-scope run the underdamped law does not win
@@ -35,6 +36,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .grpo_p1_slow_start import collapsed_mid_run
 
 
 @dataclass
@@ -87,6 +90,18 @@ def binding(parts: list[tuple[str, float, float, str, str]]) -> tuple[str, float
 
     name, m, _, _, unit = min(parts, key=lambda p: margin(p[1], p[2], p[3]))
     return name, m, unit
+
+
+def _c8_fields(tp: dict, momentum: float, n_steps: int) -> dict:
+    """P1-C8's slow-start bound for a curve (rule amended 2026-12-02): √ρ of the theory's law with the fitted mean rise
+    time and the inertial fast time (:func:`rlvr_dynamics.book.grpo_p1_slow_start.theory_slow_start_bound`)."""
+    from .grpo_p1_slow_start import theory_slow_start_bound
+
+    ts, tf = tp.get("t_slow", math.nan), tp.get("t_fast", math.nan)
+    if not (np.isfinite(ts) and np.isfinite(tf) and ts > 0 and tf > 0 and 0 <= momentum < 1):
+        return dict(slow_start_rho=math.nan, slow_start_bound=math.nan)
+    b = theory_slow_start_bound(n_steps, ts, tf, momentum)
+    return dict(slow_start_rho=b["rho"], slow_start_bound=b["bound"])
 
 
 def ar1_mean_se(sigma: float, phi: float, window: int) -> float:
@@ -166,6 +181,8 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
     null = overshoot_null(np.full(y.size, sigma_e), phi=phi, window=smooth_window, start=smooth_window,
                           seed=int(c.seed)) if sigma_e > 0 else np.full(1, math.inf)
     rise_max = float(np.max(ys[smooth_window - 1:]) - np.mean(y[:early_steps]))  # issue 10's target: >= 0.4
+    c8 = _c8_fields(fit["three_phase"].params, c.momentum, tt.size)
+    c8["collapsed_mid_run"] = collapsed_mid_run(y, smooth_window)
     return dict(run=run.id, rise_max=rise_max, frac_zero_std=float(np.nanmean(run.series("frac_reward_zero_std"))),
                 model=c.model, G=c.num_generations, seed=c.seed, ceiling=R.noise_ceiling(y),
                 r2_tp=fit["three_phase"].r2, r2_se=fit["single_exponential"].r2, d_aic=fit["delta_aic"],
@@ -177,7 +194,7 @@ def run_row(run, *, smooth_window: int, early_steps: int, late_steps: int, min_r
                 detect_frac=3 * se_ac / abs(rise) if rise else math.inf,
                 optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
                 rise=rise, early=float(np.mean(y[:early_steps])), late=float(np.mean(y[-late_steps:])),
-                **osc, fit=fit, t=t, y=y, ys=ys)
+                **c8, **osc, fit=fit, t=t, y=y, ys=ys)
 
 
 def panel_noise_ceiling(y, se) -> tuple[float, float, float]:
@@ -248,7 +265,8 @@ def panel_row(run, curve: dict, *, late_steps: int, min_rise_frac: float) -> dic
                 detectable=3 * mean_se <= min_rise_frac * abs(rise),
                 detect_frac=3 * mean_se / abs(rise) if rise else math.inf,
                 optimizer=c.optimizer, first_step_full=first_step_full_size(c.optimizer, c.lr_scheduler, c.momentum),
-                rise=rise, early=early, late=late, **osc, fit=fit, t=t, y=y, se=se)
+                rise=rise, early=early, late=late, **_c8_fields(fit["three_phase"].params, c.momentum, dense.size),
+                collapsed_mid_run=False, **osc, fit=fit, t=t, y=y, se=se)
 
 
 def print_fit_table(rows: list[dict]) -> None:
@@ -265,11 +283,18 @@ def names(rows: list[dict]) -> str:
     return ", ".join(f"{w['model']} G={w['G']} s{w['seed']}" for w in rows) or "none"
 
 
-def c8_verdict(rows: list[dict], v8: dict) -> Check:
-    """P1-C8: every in-scope curve needs ΔBIC < ``dbic`` and a slow start R'(0)/max R' ≤ ``slope_frac``; decided
-    on the worst curve (rules ``dbic_worst``, ``slow_start_worst``); PARTIAL: ΔAIC < ``daic`` on ≥ half of them
-    (``partial_daic``), else FAIL. INCONCLUSIVE when no curve's noise ceiling reaches ``min_ceiling`` or every
-    curve's optimizer takes a full-size first step (:func:`first_step_full_size`: the slow start cannot appear)."""
+def c8_verdict(rows: list[dict], v8: dict, power: dict | None = None) -> Check:
+    """P1-C8 on GRPO curves, by the rule as amended on 2026-12-02 (``book/claims.yml``).
+
+    Judged: curves whose noise ceiling reaches ``min_ceiling`` (≥ 10 points), whose optimizer starts at rest (not
+    :func:`first_step_full_size`) and that did not collapse mid-run (:func:`~.grpo_p1_slow_start.collapsed_mid_run`,
+    field ``collapsed_mid_run``). Each needs ΔBIC < ``dbic`` (rule ``dbic_worst``) and a slow start R'(0)/max R' at
+    most the theory's bound √ρ of its own curve (field ``slow_start_bound``; rule ``slow_start_theory`` on the
+    largest ratio R'(0)/max R' ÷ bound, ≤ 1). Before deciding, the rule's power: ``power`` = ``{run id: dict of
+    :func:`~.grpo_p1_slow_start.slow_start_power`}``; when the product over the judged runs (the chance that the rule
+    passes on all of them when the theory holds) is below ``min_power``, or was not measured, INCONCLUSIVE with it
+    (rule ``power``). Otherwise PASS on every run; PARTIAL: ΔAIC < ``daic`` on ≥ half of them (``partial_daic``);
+    else FAIL. INCONCLUSIVE also when no curve reaches the ceiling, or every curve takes a full-size first step."""
     fits = [w for w in rows if w["ceiling"] >= v8["min_ceiling"] and len(w["t"]) >= 10]
     if not fits:
         top = max((w["ceiling"] for w in rows), default=math.nan)
@@ -278,35 +303,62 @@ def c8_verdict(rows: list[dict], v8: dict) -> Check:
                 if rows and all(w.get("first_step_full", False) for w in rows) else "")
         return Check("INCONCLUSIVE", f"no run has a noise ceiling >= {v8['min_ceiling']} (max {top:.3f}): no fit "
                      f"could separate the laws{adam}", [], top, "largest noise ceiling 1 - sigma^2/Var(r)")
+    for w in fits:
+        w["slow_ratio"] = w["slow_start"] / w["slow_start_bound"] if w.get("slow_start_bound", 0) > 0 else math.inf
     per_run = "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: R'(0)/max R' {w['slow_start']:.2f}, dBIC "
                         f"{w['d_bic']:+.1f}" for w in fits)
     full = [w for w in fits if w.get("first_step_full", False)]
-    in_scope = [w for w in fits if not w.get("first_step_full", False)]
+    crashed = [w for w in fits if not w.get("first_step_full", False) and w.get("collapsed_mid_run", False)]
+    in_scope = [w for w in fits if not w.get("first_step_full", False) and not w.get("collapsed_mid_run", False)]
     below = len(rows) - len(fits)
-    if not in_scope:
+    if not in_scope and not crashed:
         worst = max(w["slow_start"] for w in full)
         n_one = sum(w["slow_start"] >= 0.995 for w in full)
         return Check("INCONCLUSIVE", (
             f"every one of {len(full)} runs above the noise ceiling {v8['min_ceiling']} takes a full-size first "
             f"step ({', '.join(sorted({w.get('optimizer', '?') for w in full}))}, bias-corrected, no warm-up): the "
-            f"slow start cannot appear; R'(0)/max R' = 1.00 on {n_one} of {len(full)} runs (largest {worst:.2f}, bound "
-            f"{v8['slope_frac']:g}), dBIC up to {max(w['d_bic'] for w in full):+.1f}; {per_run}"
+            f"slow start cannot appear; R'(0)/max R' = 1.00 on {n_one} of {len(full)} runs (largest {worst:.2f}), "
+            f"dBIC up to {max(w['d_bic'] for w in full):+.1f}; {per_run}"
             + (f"; {below} runs below the ceiling" if below else "")),
-            [], worst, "largest R'(0)/max R' (runs whose first step is full size)", "slow_start_worst")
+            [], worst, "largest R'(0)/max R' (runs whose first step is full size)")
+    if not in_scope:
+        return Check("INCONCLUSIVE", f"every run that starts at rest collapsed mid-run ({names(crashed)}): none is "
+                     "judged", [], float(len(crashed)), "runs excluded by the mid-run collapse rule")
     worst_bic = max(w["d_bic"] for w in in_scope)
-    worst_slow = max(w["slow_start"] for w in in_scope)
+    worst_slow = max(w["slow_ratio"] for w in in_scope)
+    half = float(np.mean([w["d_aic"] < v8["daic"] for w in in_scope]))
+    run_desc = "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: dBIC {w['d_bic']:+.1f}, dAIC {w['d_aic']:+.1f}, "
+                         f"R'(0)/max R' {w['slow_start']:.2f} (theory {w['slow_start_rho']:.3f}, bound "
+                         f"{w['slow_start_bound']:.2f}), ceiling {w['ceiling']:.2f}"
+                         + (f", power {power[w['run']]['power']:.2f} (dBIC part {power[w['run']]['dbic_pass']:.2f}, "
+                            f"slow-start part {power[w['run']]['slow_pass']:.2f}; a single exponential passes "
+                            f"{power[w['run']]['false_pass']:.2f})" if power and w["run"] in power else "")
+                         for w in in_scope)
+    tail = ((f"; excluded (collapsed mid-run): {names(crashed)}" if crashed else "")
+            + (f"; not judged (first step full size): {names(full)}" if full else "")
+            + (f"; {below} runs below the ceiling are inconclusive" if below else ""))
+    if power is None or any(w["run"] not in power for w in in_scope):
+        return Check("INCONCLUSIVE", f"the rule's power was not measured on the {len(in_scope)} judged runs; "
+                     + run_desc + tail, in_scope, None, "power not measured")
+    joint = float(np.prod([power[w["run"]]["power"] for w in in_scope]))
+    if joint < v8["min_power"]:
+        n_sim = min(power[w["run"]]["n_sim"] for w in in_scope)
+        return Check("INCONCLUSIVE", (
+            f"the test could not show the law: with each run's noise it passes on all {len(in_scope)} judged runs "
+            f"with probability {joint:.2f} when the theory holds (simulated, {n_sim} curves per run; needs >= "
+            f"{v8['min_power']:g}); as measured: worst dBIC {worst_bic:+.1f} (needs < {v8['dbic']:g}), worst "
+            f"R'(0)/max R' / bound {worst_slow:.2f} (needs <= 1), dAIC < {v8['daic']:g} on {half:.0%}; " + run_desc
+            + tail), in_scope, joint, "probability that the rule passes on every judged run when the theory holds "
+            "(simulated)", "power")
     name, measured, unit = binding([
         ("dbic_worst", worst_bic, v8["dbic"], "<", "largest dBIC (three-phase - single exp.) over in-scope runs"),
-        ("slow_start_worst", worst_slow, v8["slope_frac"], "<=", "largest R'(0)/max R' over in-scope runs")])
-    half = float(np.mean([w["d_aic"] < v8["daic"] for w in in_scope]))
-    passed = worst_bic < v8["dbic"] and worst_slow <= v8["slope_frac"]
+        ("slow_start_theory", worst_slow, 1.0, "<=",
+         "largest R'(0)/max R' over the theory's bound, over in-scope runs")])
+    passed = worst_bic < v8["dbic"] and worst_slow <= 1.0
     verdict = "PASS" if passed else "PARTIAL" if half >= 0.5 else "FAIL"
-    reason = (f"worst of {len(in_scope)} runs: dBIC {worst_bic:+.1f} (needs < {v8['dbic']:g}), R'(0)/max R' "
-              f"{worst_slow:.2f} (needs <= {v8['slope_frac']:g}); dAIC < {v8['daic']:g} on {half:.0%}; "
-              + "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: dBIC {w['d_bic']:+.1f}, R'(0)/max R' "
-                          f"{w['slow_start']:.2f}, ceiling {w['ceiling']:.2f}" for w in in_scope)
-              + (f"; not judged (first step full size): {names(full)}" if full else "")
-              + (f"; {below} runs below the ceiling are inconclusive" if below else ""))
+    reason = (f"worst of {len(in_scope)} runs: dBIC {worst_bic:+.1f} (needs < {v8['dbic']:g}), R'(0)/max R' / bound "
+              f"{worst_slow:.2f} (needs <= 1); dAIC < {v8['daic']:g} on {half:.0%}; power {joint:.2f}; "
+              + run_desc + tail)
     return Check(verdict, reason, in_scope, measured, unit, name)
 
 
