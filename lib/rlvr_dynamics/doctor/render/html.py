@@ -2,23 +2,26 @@
 
 The page leads with what a reader needs first:
 
-- **Title**: the run's name (:func:`run_name_from_path`: a TRL ``output_dir``'s name, never ``checkpoint-12`` or an
-  event file's name; a project run's folder name; a CSV's file stem) and the hyper-parameters η, μ, K_ref with where
-  each came from (``not found`` otherwise).
-- **The evidence verdict** of :func:`~rlvr_dynamics.doctor.reading.dynamics.read_dynamics` (``stable`` / ``unstable`` / ``undetermined`` /
-  ``noise only``) and its reason. A fit is never labelled ``reliable`` against the verdict: with ``noise only`` no
-  law is drawn or labelled (the figure shows the data, its mean and the ±σ step-noise band, and says ``noise only:
-  noise ceiling X < 0.2``); with ``stable`` a growing fit is shown as not evidenced; with ``unstable`` the stable laws
-  as rejected; with ``undetermined`` no fit is called reliable (:func:`display_status`).
+- **Title**: the run's name (:func:`~.summary.run_name_from_path`: a TRL ``output_dir``'s name, never
+  ``checkpoint-12`` or an event file's name; a project run's folder name; a CSV's file stem) and the hyper-parameters
+  η, μ, K_ref with where each came from (``not found`` otherwise).
+- **The evidence verdict** of :func:`~rlvr_dynamics.doctor.reading.dynamics.read_dynamics` (``stable`` / ``unstable``
+  / ``undetermined`` / ``noise only``) and its reason. A fit is never labelled ``reliable`` against the verdict: with
+  ``noise only`` no law is drawn or labelled (the figure shows the data, its mean and the ±σ step-noise band, and
+  says ``noise only: noise ceiling X < 0.2``); with ``stable`` a growing fit is shown as not evidenced; with
+  ``unstable`` the stable laws as rejected; with ``undetermined`` no fit is called reliable
+  (:func:`~.summary.display_status`).
 - **The rules**: every detector that fired, with each event's step and numbers, the rule and the signal; which were
   quiet and which could not run (n/a) and why.
 
-The figure (matplotlib, Agg backend) has one panel per row: the reward with the response laws (the law read bold)
-and the forecast band (80 %); the residuals with the ±σ step-noise band; the callback's dynamics fields
-(:func:`dynamics_columns`) when the log has them; the diagnostics timeline (one row per detector, a marker at every
-event). Every text in it is at least :data:`MIN_FONT_PT` points at the size the page shows it (the image is shown at
-the figure's physical width). The HTML embeds the PNG as base64 with a caption saying what each panel shows, and the
-text report; it opens offline and can be mailed as one file. Writes are atomic; nothing touches the network.
+The figure (matplotlib, Agg backend) has one panel per row: the reward with the response laws (the law read bold) and
+the forecast band (80 %); the residuals with the ±σ step-noise band; the callback's dynamics fields
+(:func:`~.figure.dynamics_columns`) when the log has them; the diagnostics timeline (one row per detector, a marker
+at every event). Every text in it is at least :data:`~.figure.MIN_FONT_PT` points at the size the page shows it (the
+image is shown at the figure's physical width). The HTML embeds the PNG as base64 with a caption saying what each
+panel shows, and the text report; it opens offline and can be mailed as one file. Writes are atomic; nothing touches
+the network.
+
 """
 from __future__ import annotations
 
