@@ -36,6 +36,7 @@ from rlvr_dynamics.paths import REPO_ROOT, SHARED_DIR
 TABLES = REPO_ROOT / "book" / "doctor_benchmark.md"
 RELIABILITY_PNG = REPO_ROOT / "book" / "diagnose_figures" / "interval_reliability.png"
 TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "lib/rlvr_dynamics/runs/noise.py", "lib/rlvr_dynamics/doctor/forecast.py",
+                "lib/rlvr_dynamics/doctor/conformal.py",
                 "lib/rlvr_dynamics/doctor/reading/learning_curves.py", "lib/rlvr_dynamics/doctor/reading/dynamics.py",
                 "lib/rlvr_dynamics/doctor/reading/response_laws.py",
                 "lib/rlvr_dynamics/doctor/reading/_response_engine.py", "lib/rlvr_dynamics/doctor/signals.py",

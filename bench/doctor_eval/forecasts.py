@@ -19,10 +19,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from rlvr_dynamics.doctor.forecast import (CONFORMAL_PATH, COVERAGE, DRIFT_FACTOR, HORIZON_EDGES, LEVELS,
-                                           MIN_CONFORMAL_ROWS, NOISE_CLASSES, PREFIXES, Forecast, _clean,
-                                           _level_key, _load_conformal, _mean_pred, conformal_quantile,
-                                           conformal_quantile_for, forecast, persistence)
+from rlvr_dynamics.doctor.conformal import (CONFORMAL_PATH, COVERAGE, HORIZON_EDGES, LEVELS, MIN_CONFORMAL_ROWS,
+                                            _level_key, _load_conformal, conformal_quantile, conformal_quantile_for)
+from rlvr_dynamics.doctor.forecast import DRIFT_FACTOR, PREFIXES, Forecast, _clean, _mean_pred, forecast, persistence
+from rlvr_dynamics.runs.noise import NOISE_CLASSES
 from rlvr_dynamics.doctor.reading.learning_curves import CURVE_FAMILIES, fit_curve
 from rlvr_dynamics.doctor.reading.response_laws import fit_response
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from doctor_eval import forecasts as FB
+from rlvr_dynamics.doctor import conformal as CF
 from rlvr_dynamics.doctor import forecast as F
 from rlvr_dynamics.doctor.reading.learning_curves import fit_curve, mmf, pow3, weibull
 
@@ -68,26 +69,26 @@ def test_protocol_persistence_baseline_uses_n_over_25():
 
 def test_conformal_quantile_known_rank():
     scores = np.arange(1.0, 100.0)               # m = 99: rank ⌈100·0.8⌉ = 80 → 80
-    assert F.conformal_quantile(scores, 0.8) == 80.0
-    assert F.conformal_quantile(np.arange(1.0, 5.0), 0.8) == 4.0    # m = 4: rank ⌈5·0.8⌉ = 4
-    assert F.conformal_quantile(np.arange(1.0, 4.0), 0.8) == math.inf   # m = 3: rank 4 > 3
+    assert CF.conformal_quantile(scores, 0.8) == 80.0
+    assert CF.conformal_quantile(np.arange(1.0, 5.0), 0.8) == 4.0    # m = 4: rank ⌈5·0.8⌉ = 4
+    assert CF.conformal_quantile(np.arange(1.0, 4.0), 0.8) == math.inf   # m = 3: rank 4 > 3
     rng = np.random.default_rng(0)
     s = np.abs(rng.normal(size=20000))
-    assert F.conformal_quantile(s, 0.8) == pytest.approx(1.2816, abs=0.03)   # |N(0,1)| 80 % quantile = z_0.9
+    assert CF.conformal_quantile(s, 0.8) == pytest.approx(1.2816, abs=0.03)   # |N(0,1)| 80 % quantile = z_0.9
     with pytest.raises(ValueError, match="coverage"):
-        F.conformal_quantile(s, 1.0)
+        CF.conformal_quantile(s, 1.0)
 
 
 def test_conformal_quantile_for_falls_back():
     tab = {"classes": {"smooth": {"quantile": 2.0, "n": 5}, "moderate": {"quantile": 1.1, "n": 50},
                        "noisy": {"quantile": None, "n": 80}},
            "pooled": {"quantile": 1.7, "n": 135}}
-    assert F.conformal_quantile_for("moderate", tab) == 1.1
-    assert F.conformal_quantile_for("smooth", tab) == 1.7      # too few rows → pooled
-    assert F.conformal_quantile_for("noisy", tab) == 1.7       # infinite → pooled
-    assert F.conformal_quantile_for("noisy", {}) == F.DEFAULT_QUANTILE
+    assert CF.conformal_quantile_for("moderate", tab) == 1.1
+    assert CF.conformal_quantile_for("smooth", tab) == 1.7      # too few rows → pooled
+    assert CF.conformal_quantile_for("noisy", tab) == 1.7       # infinite → pooled
+    assert CF.conformal_quantile_for("noisy", {}) == CF.DEFAULT_QUANTILE
     with pytest.raises(ValueError, match="noise_cls"):
-        F.conformal_quantile_for("loud", tab)
+        CF.conformal_quantile_for("loud", tab)
 
 
 def test_write_conformal_is_atomic_and_read_back(tmp_path):
@@ -243,37 +244,37 @@ def test_conformal_table_takes_the_largest_source_quantile_and_strata_fall_back(
     assert tab["strata"]["noisy/h3"]["quantile"] == 80.0
     assert tab["strata"]["noisy/h3"]["by_source"] == {"project": 8.0, "sim": 80.0}
     assert tab["levels"]["0.5"]["strata"]["noisy/h3"]["quantile"] == 50.0
-    assert F.conformal_quantile_for("noisy", tab, hratio=9.0) == 80.0
-    assert F.conformal_quantile_for("noisy", tab, hratio=9.0, level=0.5) == 50.0
+    assert CF.conformal_quantile_for("noisy", tab, hratio=9.0) == 80.0
+    assert CF.conformal_quantile_for("noisy", tab, hratio=9.0, level=0.5) == 50.0
     # smooth: stratum and class have 5 rows → pooled (sources pooled over all 203 rows: sim's q80)
-    assert F.conformal_quantile_for("smooth", tab, hratio=0.5) == tab["pooled"]["quantile"]
-    assert F.stratum("noisy", 9.0) == "noisy/h3" and F.stratum("smooth", 0.9) == "smooth/h0"
-    assert F.stratum("moderate", 2.0) == "moderate/h1" and F.stratum("moderate", 4.0) == "moderate/h2"
+    assert CF.conformal_quantile_for("smooth", tab, hratio=0.5) == tab["pooled"]["quantile"]
+    assert CF.stratum("noisy", 9.0) == "noisy/h3" and CF.stratum("smooth", 0.9) == "smooth/h0"
+    assert CF.stratum("moderate", 2.0) == "moderate/h1" and CF.stratum("moderate", 4.0) == "moderate/h2"
 
 
 def test_levels_are_nested_and_uncalibrated_default_scales_by_the_normal_quantile():
     t = np.arange(200.0)
     rng = np.random.default_rng(5)
     y = 0.3 + 0.4 * (1 - np.exp(-t / 50.0)) + 0.05 * rng.normal(size=t.size)
-    widths = [F.forecast(t, y, [300.0], level=lv).high - F.forecast(t, y, [300.0], level=lv).low for lv in F.LEVELS]
+    widths = [F.forecast(t, y, [300.0], level=lv).high - F.forecast(t, y, [300.0], level=lv).low for lv in CF.LEVELS]
     assert all(a <= b + 1e-12 for a, b in zip(widths, widths[1:]))
-    assert F.conformal_quantile_for("noisy", {}, level=0.8) == F.DEFAULT_QUANTILE
-    assert F.conformal_quantile_for("noisy", {}, level=0.5) == pytest.approx(F.DEFAULT_QUANTILE * 0.6745 / 1.2816,
+    assert CF.conformal_quantile_for("noisy", {}, level=0.8) == CF.DEFAULT_QUANTILE
+    assert CF.conformal_quantile_for("noisy", {}, level=0.5) == pytest.approx(CF.DEFAULT_QUANTILE * 0.6745 / 1.2816,
                                                                               rel=1e-3)
     fc = F.forecast(t, y, [300.0], level=0.95)
     assert fc.level == 0.95 and fc.stratum.startswith(fc.noise_class + "/")
 
 
 def test_committed_calibration_has_every_level_and_stratum():
-    tab = json.loads(F.CONFORMAL_PATH.read_text())
-    for lv in F.LEVELS:
+    tab = json.loads(CF.CONFORMAL_PATH.read_text())
+    for lv in CF.LEVELS:
         entry = tab["levels"][f"{lv:g}"]
-        assert set(entry["classes"]) == set(F.NOISE_CLASSES)
+        assert set(entry["classes"]) == set(CF.NOISE_CLASSES)
         assert len(entry["strata"]) == 12 and entry["pooled"]["quantile"] is not None
-        for c in F.NOISE_CLASSES:
+        for c in CF.NOISE_CLASSES:
             for hr in (0.9, 2.0, 4.0, 9.0):
-                assert math.isfinite(F.conformal_quantile_for(c, tab, hratio=hr, level=lv))
-    qs = [tab["levels"][f"{lv:g}"]["pooled"]["quantile"] for lv in F.LEVELS]
+                assert math.isfinite(CF.conformal_quantile_for(c, tab, hratio=hr, level=lv))
+    qs = [tab["levels"][f"{lv:g}"]["pooled"]["quantile"] for lv in CF.LEVELS]
     assert qs == sorted(qs)
 
 
@@ -285,9 +286,9 @@ def test_benchmark_reports_reliability_per_class_and_level():
             for i in range(3)]
     bench = FB.benchmark_forecasts(runs, prefixes=(0.3, 0.5))
     rel = bench["reliability"]
-    assert rel and all(set(v) == set(F.LEVELS) for v in rel.values())
+    assert rel and all(set(v) == set(CF.LEVELS) for v in rel.values())
     for c, pts in rel.items():
-        shares = [pts[lv] for lv in F.LEVELS]
+        shares = [pts[lv] for lv in CF.LEVELS]
         assert all(0.0 <= x <= 1.0 for x in shares) and shares == sorted(shares)     # nested intervals
         rows = [r for r in bench["rows"] if r["noise_class"] == c]
         assert pts[0.8] == pytest.approx(np.mean([r["covered"] for r in rows]))
