@@ -3,8 +3,9 @@
 Laid out as its pipeline, one module (or subpackage) per stage:
 
 load (:mod:`rlvr_dynamics.runs`: any log → ``RunLog``) → :mod:`.signals` (source column names → standard signals)
-→ :mod:`.forecast` (intervals: :mod:`.conformal`) → :mod:`.reading` (P1's oscillator, read with evidence) → :mod:`.detectors` (one module per
-failure mode) → :mod:`.report` (one dataclass, :class:`Report`) → :mod:`.render` (text, JSON, HTML).
+→ :mod:`.forecast` (intervals: :mod:`.conformal`) → :mod:`.reading` (P1's oscillator, read with evidence) →
+:mod:`.detectors` (one module per failure mode) → :mod:`.report` (one dataclass, :class:`Report`) → :mod:`.render`
+(text, JSON, HTML).
 :mod:`.pipeline` runs the stages on one log (:func:`build_report`, :func:`fit_run`); :mod:`.live` runs them on a
 growing prefix; :mod:`.cli` is ``rlvr-dynamics fit``.
 
