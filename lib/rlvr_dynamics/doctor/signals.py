@@ -5,22 +5,19 @@ A GRPO log names the same quantity differently in every trainer: TRL, Unsloth (T
 ``kl``, ``response_length``) and the project's own ``metrics.csv``. The tables below list, per standard signal, the
 source names tried in order; :func:`signal` returns the first one the log has with at least 3 finite values.
 
-==================  ======================================  ====================================================
-standard signal     table                                   meaning
-==================  ======================================  ====================================================
-``reward``          :data:`~rlvr_dynamics.runs.logs.REWARD_COLUMNS`   the training reward (``RunLog.reward``)
-``entropy``         :data:`ENTROPY_COLUMNS`                 mean token entropy of the sampled completions
-``kl``              :data:`KL_COLUMNS`                      KL to the reference / old policy
-``grad_norm``       :data:`GRAD_COLUMNS`                    gradient norm before clipping
-``clip``            :data:`CLIP_COLUMNS`                    share of tokens whose importance ratio was clipped
-``clipped_ratio``   :data:`CLIPPED_COLUMNS`                 share of completions cut at the length cap
-``length``          :data:`LENGTH_COLUMNS`                  mean completion length (tokens)
-``zero_std``        :data:`ZERO_STD_COLUMNS`                share of groups with zero reward std
-``group_std``       :data:`GROUP_STD_COLUMNS`               mean within-group reward std
-``spread``          :data:`SPREAD_COLUMNS`                  within-group spread of the completions
-``format_accuracy`` :data:`FORMAT_ACCURACY_COLUMNS`         share of completions in the required format
-``eval``            :data:`EVAL_COLUMNS` (then a search)    held-out or strict evaluation reward
-==================  ======================================  ====================================================
+- ``reward``: the training reward, ``RunLog.reward`` (:data:`~rlvr_dynamics.runs.logs.REWARD_COLUMNS`);
+- ``entropy`` (:data:`ENTROPY_COLUMNS`): mean token entropy of the sampled completions;
+- ``kl`` (:data:`KL_COLUMNS`): KL to the reference / old policy;
+- ``grad_norm`` (:data:`GRAD_COLUMNS`): gradient norm before clipping;
+- ``clip`` (:data:`CLIP_COLUMNS`): share of tokens whose importance ratio was clipped;
+- ``clipped_ratio`` (:data:`CLIPPED_COLUMNS`): share of completions cut at the length cap;
+- ``length`` (:data:`LENGTH_COLUMNS`): mean completion length (tokens);
+- ``zero_std`` (:data:`ZERO_STD_COLUMNS`): share of groups with zero reward std;
+- ``group_std`` (:data:`GROUP_STD_COLUMNS`): mean within-group reward std;
+- ``spread`` (:data:`SPREAD_COLUMNS`): within-group spread of the completions;
+- ``format_accuracy`` (:data:`FORMAT_ACCURACY_COLUMNS`): share of completions in the required format;
+- ``eval`` (:data:`EVAL_COLUMNS`, then a search: :func:`eval_column`): held-out or strict evaluation reward;
+- ``format`` / ``correctness``: the sum of the format / correctness sub-rewards.
 
 Sub-rewards (TRL/Unsloth ``rewards/<name>``) are split by name into correctness terms (:data:`CORRECTNESS_WORDS`)
 and format terms (:data:`FORMAT_WORDS`) by :func:`sub_rewards`.
@@ -71,7 +68,7 @@ SIGNALS = {"entropy": ENTROPY_COLUMNS, "kl": KL_COLUMNS, "grad_norm": GRAD_COLUM
            "group_std": GROUP_STD_COLUMNS, "spread": SPREAD_COLUMNS, "format_accuracy": FORMAT_ACCURACY_COLUMNS,
            "eval": EVAL_COLUMNS}
 """Standard signal → its source names, in the order tried (``reward`` and ``eval`` have their own lookups)."""
-STANDARD_SIGNALS = ("reward", *SIGNALS)
+STANDARD_SIGNALS = ("reward", *SIGNALS, "format", "correctness")
 """Every name :func:`signal` knows."""
 
 
@@ -126,11 +123,20 @@ def sub_rewards(log: RunLog) -> tuple[list[str], list[str]]:
 
 def signal(log: RunLog, name: str) -> tuple[str | None, np.ndarray | None]:
     """``(source column, values on every row of the log)`` of the standard signal ``name`` (one of
-    :data:`STANDARD_SIGNALS`), or ``(None, None)`` when the log lacks it. ``reward`` is the log's reward column."""
+    :data:`STANDARD_SIGNALS`), or ``(None, None)`` when the log lacks it. ``reward`` is the log's reward column;
+    ``format`` / ``correctness`` the sum of the format / correctness sub-rewards (:func:`sub_rewards`; the source
+    is their names joined by `` + ``)."""
     if name == "reward":
         return log.reward_column, log.reward
     if name == "eval":
         return eval_column(log)
+    if name in ("format", "correctness"):
+        corr, fmt = sub_rewards(log)
+        cols = fmt if name == "format" else corr
+        if not cols:
+            return None, None
+        values = np.sum([log.series[c] for c in cols], axis=0)   # NaN where any term is missing
+        return " + ".join(cols), values
     if name not in SIGNALS:
         raise ValueError(f"unknown signal {name!r}; known: {', '.join(STANDARD_SIGNALS)}")
     return column(log, SIGNALS[name])

@@ -1,0 +1,45 @@
+"""Source column names → standard signals (doctor.signals): the first name a log has, per trainer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.doctor import signals as S
+from rlvr_dynamics.runs.logs import RunLog
+
+
+def _log(**series):
+    n = len(next(iter(series.values())))
+    return RunLog("x", np.arange(n), {k: np.asarray(v, float) for k, v in series.items()}, "reward")
+
+
+def test_each_trainer_name_maps_to_its_standard_signal():
+    y = [0.1, 0.2, 0.3, 0.4]
+    for source, standard in (("entropy", "entropy"), ("actor/entropy", "entropy"), ("policy_entropy", "entropy"),
+                             ("actor/ppo_kl", "kl"), ("objective/kl", "kl"), ("actor/grad_norm", "grad_norm"),
+                             ("actor/pg_clipfrac", "clip"), ("response_length/clip_ratio", "clipped_ratio"),
+                             ("completions/mean_length", "length"), ("response_length/mean", "length"),
+                             ("frac_reward_zero_std", "zero_std"), ("val/test_score", "eval"),
+                             ("format_accuracy", "format_accuracy")):
+        name, values = S.signal(_log(reward=y, **{source: y}), standard)
+        assert name == source and np.array_equal(values, y), (source, standard)
+
+
+def test_the_first_name_in_the_table_wins_and_too_few_values_do_not_count():
+    log = _log(reward=[0, 1, 2, 3], entropy=[np.nan, np.nan, 1, 1], **{"actor/entropy": [1, 2, 3, 4]})
+    assert S.signal(log, "entropy")[0] == "actor/entropy"        # `entropy` has 2 finite values (< 3)
+    assert S.signal(log, "reward")[0] == "reward"
+    assert S.signal(log, "kl") == (None, None)
+
+
+def test_sub_rewards_sum_into_format_and_correctness():
+    log = _log(reward=[0, 1, 2], **{"rewards/match_format_exactly": [1, 1, 1], "rewards/xml_count": [0, 1, 0],
+                                    "rewards/correctness_reward": [0, 2, 2]})
+    name, values = S.signal(log, "format")
+    assert name == "rewards/match_format_exactly + rewards/xml_count" and list(values) == [1, 2, 1]
+    assert S.signal(log, "correctness")[0] == "rewards/correctness_reward"
+
+
+def test_an_unknown_signal_is_refused():
+    with pytest.raises(ValueError, match="unknown signal"):
+        S.signal(_log(reward=[0, 1, 2]), "temperature")
