@@ -345,7 +345,7 @@ def c8_verdict(rows: list[dict], v8: dict, power: dict | None = None) -> Check:
         n_sim = min(power[w["run"]]["n_sim"] for w in in_scope)
         return Check("INCONCLUSIVE", (
             f"the test could not show the law: with each run's noise it passes on all {len(in_scope)} judged runs "
-            f"with probability {joint:.2f} when the theory holds (simulated, {n_sim} curves per run; needs >= "
+            f"with probability {joint:.2g} when the theory holds (simulated, {n_sim} curves per run; needs >= "
             f"{v8['min_power']:g}); as measured: worst dBIC {worst_bic:+.1f} (needs < {v8['dbic']:g}), worst "
             f"R'(0)/max R' / bound {worst_slow:.2f} (needs <= 1), dAIC < {v8['daic']:g} on {half:.0%}; " + run_desc
             + tail), in_scope, joint, "probability that the rule passes on every judged run when the theory holds "
