@@ -1,0 +1,74 @@
+"""P2-C15's statistics and verdict (rlvr_dynamics.book.p2_collapse_checks) against closed forms."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.book import claims
+from rlvr_dynamics.book import p2_collapse_checks as pc
+
+
+def values():
+    return claims.criterion("P2-C15")["criterion"]["values"]
+
+
+def indicators(fracs, n=20):
+    """[seed, eta] indicators whose column means are ``fracs`` (multiples of 1/n)."""
+    return np.array([[s < round(f * n) for f in fracs] for s in range(n)])
+
+
+def test_collapse_step_interpolates_log_linearly():
+    grid = [1.0, 10.0, 100.0]
+    assert pc.collapse_step(grid, indicators([0.0, 0.05, 0.15]), 0.1) == pytest.approx(10 ** 1.5)
+    assert pc.collapse_step(grid, indicators([0.2, 0.3, 0.3]), 0.1) == 1.0
+    assert pc.collapse_step(grid, indicators([0.0, 0.0, 0.05]), 0.1) == math.inf
+    with pytest.raises(ValueError, match="increasing"):
+        pc.collapse_step([10.0, 1.0, 100.0], indicators([0, 0, 0]), 0.1)
+
+
+def test_ratios_and_powers():
+    grid = [1.0, 10.0, 100.0]
+    c = {"reinforce": indicators([0.0, 0.05, 0.15]), "grpo": indicators([0.05, 0.15, 0.2])}
+    r = pc.collapse_step_ratios(grid, c, 0.1, n_boot=200)
+    assert r["eta_q"]["grpo"] == pytest.approx(10 ** 0.5)
+    assert r["ratio"]["reinforce"][0] == pytest.approx(0.1)
+    assert pc.lowering_power(math.log(2) / (1.959963984540054 + 1.2815515655446004)) == pytest.approx(0.9, abs=1e-6)
+    assert pc.lowering_power(math.inf) == 0.0
+    assert pc.fisher_power(100_000, 100_000, 0.01, 2.0, n_sim=200) == 1.0          # 2000 vs 1000 events
+    assert pc.fisher_power(1000, 1000, 1e-4, 2.0, n_sim=200) < 0.1                  # 0.2 vs 0.1 expected events
+
+
+def verdict(ratios, p, odds, n_seeds=120):
+    a = dict(eta_q={"reinforce": 10.0, "dr_grpo": 10.0, "grpo": 10.0}, ratio=dict(zip(("reinforce", "dr_grpo"), ratios)),
+             power=0.9)
+    b = dict(p=dict(zip(("reinforce", "dr_grpo"), p)), odds=dict(zip(("reinforce", "dr_grpo"), odds)),
+             power={"reinforce": 1.0, "dr_grpo": 0.9}, counts={"reinforce": (1, 10), "dr_grpo": (1, 10)})
+    return pc.c15_verdict(a, b, values(), n_seeds=n_seeds)
+
+
+@pytest.mark.parametrize("ratios, p, odds, v, rule", [
+    (((0.4, 0.3, 0.6, 0.1), (0.5, 0.4, 0.8, 0.1)), (0.001, 0.01), ((3, 2.1, 4), (3, 2.2, 4)), "PASS", "eta_q"),
+    (((0.4, 0.3, 0.6, 0.1), (0.5, 0.4, 0.8, 0.1)), (0.001, 0.3), ((3, 2.1, 4), (1, 0.6, 2.5)), "PARTIAL", "overshoot"),
+    (((1.0, 0.7, 1.3, 0.1), (1.0, 0.8, 1.2, 0.1)), (0.001, 0.01), ((3, 2.1, 4), (3, 2.1, 4)), "PARTIAL", "eta_q"),
+    (((1.0, 0.7, 1.3, 0.1), (1.0, 0.4, 2.0, 0.3)), (1.0, 0.2), ((0.1, 0.07, 0.2), (1.5, 0.7, 3.4)), "FAIL", "eta_q"),
+    (((1.0, 0.4, 2.0, 0.3), (1.0, 0.4, 2.0, 0.3)), (0.3, 0.2), ((1.5, 0.7, 3.4), (1.5, 0.7, 3.4)), "INCONCLUSIVE",
+     "fail_eta_q_excluded"),
+])
+def test_c15_verdict(ratios, p, odds, v, rule):
+    c = verdict(ratios, p, odds)
+    assert (c.verdict, c.rule) == (v, rule)
+    kw = c.claim_kwargs("P2-C15")
+    if v in ("PASS", "PARTIAL", "FAIL"):
+        assert claims.rule_holds(kw["rule"], kw["measured"], kw["ci"]) is (v == "PASS")
+    claims.Claim("P2-C15", "synthetic", setting="exact", **kw)
+
+
+def test_c15_inconclusive_when_a_level_is_never_reached():
+    a = dict(eta_q={"reinforce": math.inf, "dr_grpo": 10.0, "grpo": 10.0},
+             ratio={"reinforce": (math.nan, 0.0, 0.0, math.inf), "dr_grpo": (1.0, 0.5, 2.0, 0.3)}, power=0.0)
+    b = dict(p={"reinforce": 1.0, "dr_grpo": 0.2}, odds={"reinforce": (0.1, 0.07, 0.2), "dr_grpo": (1.5, 0.7, 3.4)},
+             power={"reinforce": 1.0, "dr_grpo": 0.9}, counts={"reinforce": (1, 10), "dr_grpo": (1, 10)})
+    c = pc.c15_verdict(a, b, values(), n_seeds=120)
+    assert c.verdict == "INCONCLUSIVE" and "reinforce never reaches 10% collapse" in c.reason
