@@ -330,9 +330,9 @@ def c8_verdict(rows: list[dict], v8: dict, power: dict | None = None) -> Check:
     run_desc = "; ".join(f"{w['model']} G={w['G']} s{w['seed']}: dBIC {w['d_bic']:+.1f}, dAIC {w['d_aic']:+.1f}, "
                          f"R'(0)/max R' {w['slow_start']:.2f} (theory {w['slow_start_rho']:.3f}, bound "
                          f"{w['slow_start_bound']:.2f}), ceiling {w['ceiling']:.2f}"
-                         + (f", power {power[w['run']]['power']:.2f} (dBIC part {power[w['run']]['dbic_pass']:.2f}, "
-                            f"slow-start part {power[w['run']]['slow_pass']:.2f}; a single exponential passes "
-                            f"{power[w['run']]['false_pass']:.2f})" if power and w["run"] in power else "")
+                         + (f", power {power[w['run']]['power']:.3g} (dBIC part {power[w['run']]['dbic_pass']:.3g}, "
+                            f"slow-start part {power[w['run']]['slow_pass']:.3g}; a single exponential passes "
+                            f"{power[w['run']]['false_pass']:.3g})" if power and w["run"] in power else "")
                          for w in in_scope)
     tail = ((f"; excluded (collapsed mid-run): {names(crashed)}" if crashed else "")
             + (f"; not judged (first step full size): {names(full)}" if full else "")
