@@ -44,15 +44,20 @@ def test_live_events_equal_the_full_log_events(every):
         assert doctor.fired["collapse_warning"] == full["collapse_warning"].step
 
 
-def test_first_report_comes_at_eight_logged_rewards_whatever_the_log_interval():
-    steps, series = _metrics(log_every=5)
+def test_status_from_the_first_reward_and_the_first_report_at_four_whatever_the_log_interval():
+    """TRL logs every 10 steps by default: the doctor counts logged rows, so its status and first report come at
+    the 4th logged reward (step 40), and a collapse is reported at the logged row where it happens."""
+    steps, series = _metrics(log_every=10)
     doctor = RunDoctor(every=1)
-    first = None
-    for i, st in enumerate(steps):
-        if doctor.update(int(st), {k: v[i] for k, v in series.items()}):
-            first = int(st)
-            break
-    assert first == 5 * dg.SIGMA_FIRST == 40
+    outs = [doctor.update(int(st), {k: v[i] for k, v in series.items()}) for i, st in enumerate(steps)]
+    assert outs[0] == {"dynamics/status": 0.0, "dynamics/status_failure": 0.0, "dynamics/should_stop": 0.0}
+    first = next(int(st) for st, o in zip(steps, outs) if "dynamics/noise_ceiling" in o)
+    assert first == 40 and outs[3]["dynamics/status"] != 0.0          # no longer "too short"
+    from rlvr_dynamics.doctor.status import STATES, decide_status
+
+    collapsed = [int(st) for st, o in zip(steps, outs) if o["dynamics/status"] == STATES.index("collapsed")]
+    full = decide_status(RunLog("f", steps, series, "reward"))
+    assert collapsed and full.state == "collapsed" and collapsed[0] - full.step <= 10    # one logged row
 
 
 def test_flags_are_set_in_the_report_that_finds_the_event():
@@ -97,8 +102,11 @@ def test_stop_fires_at_the_step_of_the_rule_with_a_one_line_reason():
     assert set(why) == {"rule", "step", "numbers", "text"} and why["step"] == stopped_at
     assert "\n" not in why["text"] and str(stopped_at) in why["text"]
     n = why["numbers"]
-    assert abs(n["instability_step"] - n["warning_step"]) <= 20 and max(n["instability_step"],
-                                                                         n["warning_step"]) <= stopped_at
+    if why["rule"] == "collapse":        # the reward lost half its gain: stopped at most one logged row after it
+        assert 150 < n["halving_step"] <= stopped_at <= n["halving_step"] + 1 and "collapsed" in why["text"]
+    else:
+        assert abs(n["instability_step"] - n["warning_step"]) <= 20 and max(n["instability_step"],
+                                                                             n["warning_step"]) <= stopped_at
     # without stop_on_instability: no check, no stop
     quiet = RunDoctor(every=50, reward_bounds=(0.0, 1.0))
     for i, st in enumerate(s):
@@ -120,8 +128,9 @@ def test_healthy_noisy_run_with_a_dip_is_not_stopped():
 def test_finish_gives_the_last_report_and_values_are_never_dropped():
     steps, series = _metrics()
     doctor = RunDoctor(every=1000, refresh_interval=1)
-    for i, st in enumerate(steps[:100]):
-        assert doctor.update(int(st), {k: v[i] for k, v in series.items()}) == {}
+    for i, st in enumerate(steps[:100]):     # only the status, at every reward: no report before `every`
+        assert set(doctor.update(int(st), {k: v[i] for k, v in series.items()})) == {
+            "dynamics/status", "dynamics/status_failure", "dynamics/should_stop"}
     final = doctor.finish()
     assert final and final == doctor.last_report
     assert all(math.isfinite(v) for v in final.values())
@@ -195,20 +204,28 @@ def _replay(folder, **kw):
     return doc
 
 
-def test_testbed_sweep_a_run_driven_unstable_is_stopped_and_healthy_runs_are_not():
-    """The slow-start pilot (heavy-ball SGD, tiny-m4, committed): lr 0.03 rises to ~0.9 and then loses a third of it
-    with a grad-norm blow-up; lr 0.003 and 0.01 converge. Replayed row by row through the live doctor."""
+def test_testbed_sweep_collapsing_runs_are_stopped_at_the_collapse_and_the_others_are_not():
+    """The slow-start pilot (heavy-ball SGD, tiny-m4, committed), replayed row by row through the live doctor:
+    lr 0.1 and 0.3 collapse within 20 steps (stopped at the collapse, at most one logged row after the halving
+    that ``rlvr-dynamics fit`` reports); lr 0.03 has grad-norm growth (instability events from step 101) while its
+    reward holds at 0.6–0.85 to the end (not stopped: no collapse, no warning); lr 0.003 and 0.01 converge."""
     import json
 
+    from rlvr_dynamics.doctor.status import decide_status
     from rlvr_dynamics.paths import RUNS_DIR
+    from rlvr_dynamics.runs.logs import load_log
 
     runs = {json.loads((p / "config.json").read_text())["config"]["learning_rate"]: p
             for p in sorted(RUNS_DIR.glob("p1-slow-pilot-*"))}
     if not runs:
         pytest.skip("the slow-start pilot runs are not committed in this checkout")
-    unstable = _replay(runs[0.03])
-    assert unstable.should_stop and unstable.stop_reason["step"] < 300
-    assert "grad norm" in unstable.stop_reason["text"] and unstable.stop_reason["numbers"]["warning_step"] > 100
+    for lr in (0.1, 0.3):
+        doc = _replay(runs[lr])
+        full = decide_status(load_log(runs[lr] / "metrics.csv"), (0.0, 1.0))
+        assert doc.should_stop and doc.stop_reason["rule"] == "collapse" and full.state == "collapsed", lr
+        assert full.step <= doc.stop_reason["step"] <= full.step + 1, (lr, full.step, doc.stop_reason["step"])
+    grown = _replay(runs[0.03])
+    assert grown.fired.get("dynamical_instability", 0) > 100 and not grown.should_stop
     for lr in (0.003, 0.01):
         healthy = _replay(runs[lr])
         assert not healthy.should_stop, (lr, healthy.stop_reason)

@@ -1,7 +1,7 @@
 """``rlvr-dynamics fit LOG …``: fit, forecast and diagnose your own training logs.
 
 One LOG: the full report. Several LOGs, or one folder of logs that is not itself a run (no ``trainer_state.json``,
-``metrics.csv``, checkpoint or event file): one line per run — name, points, plateau, the forecast ± its 80 %
+``metrics.csv``, checkpoint or event file): one line per run — name, status, points, plateau, the forecast ± its 80 %
 interval at the last step + 10 % (or the first ``--forecast`` step), the evidence reading
 (:mod:`.reading.dynamics`) and the detectors that fired. Only what a command needs is imported (scipy when a fit runs).
 
@@ -73,7 +73,8 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     log = load_log(path, reward_column=args.reward_column)
     steps = log.reward_curve()[0]
     target = args.forecast[0] if args.forecast else int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
-    rep = fit_run(log, forecast_steps=[target], p1_laws=False, reward_bounds=_reward_bounds(args))
+    rep = fit_run(log, forecast_steps=[target], p1_laws=False, reward_bounds=_reward_bounds(args),
+                  stop=stop_record(path, log.source))
     plat = rep.get("plateau") or {}
     plateau = plat.get("value")
     fc, iv = rep["forecast"].get(target), rep["forecast_interval"].get(target)
@@ -81,8 +82,29 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     fired = [name for name, d in (rep.get("diagnostics") or {}).items() if d.get("fired")]
     name = Path(path).name
     shown = "rising" if plateau is None and str(plat.get("note") or "").startswith("still rising") else _g(plateau)
-    return (f"{name:{width}s} {rep['n_points']:6d} {shown:>9s}  {'@' + str(target):>7s} {_g(fc):>9s} ± "
+    st = rep["status"]
+    state = st["state"] + (f"@{st['step']}" if st["state"] in ("collapsed", "collapsing", "unstable") else "")
+    return (f"{name:{width}s} {state:22s} {rep['n_points']:6d} {shown:>9s}  {'@' + str(target):>7s} {_g(fc):>9s} ± "
             f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
+
+
+def stop_record(path: str, source: str) -> dict | None:
+    """The live doctor's ``doctor_stop.json`` of the run at ``path`` (the folder given, or a folder above the log
+    read, up to three levels), None when the run was not stopped by the doctor or the file is not readable."""
+    import json
+    from pathlib import Path
+
+    places = [Path(path)] if Path(path).is_dir() else []
+    places += list(Path(source).resolve().parents)[:3]
+    for folder in places:
+        f = folder / "doctor_stop.json"
+        if f.is_file():
+            try:
+                data = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            return data if isinstance(data, dict) else None
+    return None
 
 
 def _reward_bounds(args: argparse.Namespace):
@@ -104,7 +126,7 @@ def _cmd_many(paths: list[str], args: argparse.Namespace) -> int:
     from pathlib import Path
 
     width = max([3] + [len(Path(p).name) for p in paths])
-    print(f"{'run':{width}s} {'points':>6s} {'plateau':>9s}  {'at step':>7s} {'forecast ± 80 %':>21s} "
+    print(f"{'run':{width}s} {'status':22s} {'points':>6s} {'plateau':>9s}  {'at step':>7s} {'forecast ± 80 %':>21s} "
           f"{'reading':12s} fired")
     bad = 0
     for path in paths:
@@ -154,7 +176,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         built = build_report(log, reward_bounds=_reward_bounds(args),
                              momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
                              refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
-                             p1_laws=not args.quick)
+                             p1_laws=not args.quick, stop=stop_record(args.log, log.source))
         built.hyperparameters = {**hp, "notes": notes}
         report = built.to_dict()
     except ValueError:

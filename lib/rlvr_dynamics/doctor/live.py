@@ -2,7 +2,8 @@
 
 Trainer-agnostic (no torch, no transformers): feed it each logged step's metrics and it returns namespaced
 ``dynamics/*`` scalars to log through the trainer's own metric path (so they reach W&B, TensorBoard and trackio like
-TRL's ``clip_ratio/*``), plus whether training should stop (opt-in, on strong evidence of instability).
+TRL's ``clip_ratio/*``), plus whether training should stop (opt-in: on a collapse, or on strong evidence of
+instability). The run's status (:mod:`.status`) is decided at every update that logs a reward, from the 4th on.
 
 Usage::
 
@@ -23,22 +24,26 @@ feeds it every step from ``on_step_end``, logs its outputs through the trainer's
 
 Args:
     every: refit and rediagnose (a report) every this many ``update`` calls (default 10; a report costs a few ms
-        to ~0.1 s). The stop rule does not wait for it: it is checked at every ``update``.
+        to ~0.1 s). The status and the stop rule do not wait for it: they are checked at every ``update`` that
+        brings a reward, and ``dynamics/status`` is returned then. Count in logged rows: with TRL's default
+        ``logging_steps=10`` a report comes every 100 training steps, while the status still changes at the logged
+        row where the run collapses.
     refresh_interval: K_ref of the run (steps_per_generation × num_iterations); enables the stability margin.
     reward_column: metric name of the training reward (default: the first of ``REWARD_COLUMNS`` seen).
     stop_on_instability: check the stop rule below at every ``update`` and set :attr:`should_stop` and
         :attr:`stop_reason` when it fires (default False: no check, never stops).
-    min_points: no report before this many logged rewards (default :data:`~.detectors.SIGMA_FIRST` = 8, the
-        fewest from which a detector can fire: its step noise needs 8 values). The first report comes at the first
-        ``update`` where both hold: ``every`` calls since the last report, and ``min_points`` rewards logged — so
-        with a log written every 5 steps it comes at step 40, whatever ``every``.
-    reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1].
+    min_points: no report before this many logged rewards (default 4, the fewest from which the status can be
+        more than ``too short``). The first report comes at the first ``update`` where both hold: ``every`` calls
+        since the last report, and ``min_points`` rewards logged.
+    reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1] (the
+        default of ``rlvr-dynamics fit``, applied to the detectors and fits alike).
 
-**The stop rule** (``stop_on_instability=True``; checked at every ``update`` on the causal detectors of
-:mod:`.detectors`, so the run stops at the step where the rule fires, not at the next report). Stop when
+**The stop rule** (``stop_on_instability=True``; checked at every ``update`` on the causal status and detectors,
+so the run stops at the step where the rule fires, not at the next report). Stop when
 
-    a ``dynamical_instability`` event AND a ``collapse_warning`` event lie within STOP_WINDOW = 20 logged rows of
-    each other (either order), the later of the two at or before the current row;
+    (collapse) the status is ``collapsed``: the reward lost half its gain, confirmed (:mod:`.detectors.collapse`);
+    or (instability) a ``dynamical_instability`` event AND a ``collapse_warning`` event lie within STOP_WINDOW = 20
+    logged rows of each other (either order), the later of the two at or before the current row;
 
 the stop step is the current row (the later event's row, or the first row after it where the rule is checked).
 Either signal alone is not enough: on the healthy dev runs an instability signal alone (grad-norm growth, an
@@ -61,13 +66,21 @@ dated at the report that makes them. ``bench/doctor_eval`` measures it on the co
 ===================================  =====================================================  ======  =============
 field                                meaning                                                unit    claim
 ===================================  =====================================================  ======  =============
+``dynamics/status``                  the run's status (:mod:`.status`), decided before any  code    P1-C13,
+                                     fit, at every logged reward: 0 too short, 1 collapsed,         P2-C6
+                                     2 collapsing, 3 degenerate groups, 4 hacking
+                                     suspected, 5 unstable, 6 noise only, 7 rising,
+                                     8 plateaued
+``dynamics/status_failure``          1 when the status asks the user to act (collapsed,     0/1     P1-C13
+                                     collapsing, degenerate groups, hacking suspected,
+                                     unstable), else 0
 ``dynamics/noise_ceiling``           share of the reward's variance a smooth curve can      1       P1-C9
                                      explain (:func:`~.noise.noise_ceiling`); < 0.2 reads
                                      "noise only"
 ``dynamics/verdict``                 the reading of the reward so far, as ``rlvr-dynamics    code    P1-C10,
                                      fit`` gives it (:mod:`.reading`): 0 stable, 1 unstable         P1-C12
                                      (a growing oscillation with evidence), 2 undetermined,
-                                     3 noise only
+                                     3 noise only, 4 not read (collapsed or collapsing)
 ``dynamics/plateau``                 R∞ of the law read (the level the run is heading to);  reward  P1-C7
                                      NaN (``_is_nan`` = 1) when not identified: noise
                                      only, unstable, outside the plausible band, or the
@@ -110,11 +123,14 @@ import numpy as np
 from ..runs.logs import REWARD_COLUMNS, RunLog
 from ..runs.noise import noise_ceiling
 from . import detectors as diag
+from . import precursors as pre
+from .detectors.collapse import FIRST_POINT, CollapseTracker
 from .reading import response_laws as rl
+from .status import STATES, Status, decide_status
 
 STOP_WINDOW = 20
 """Logged rows within which an instability event and a collapse warning must both lie to stop (module docstring)."""
-VERDICT_CODES = ("stable", "unstable", "undetermined", "noise only")
+VERDICT_CODES = ("stable", "unstable", "undetermined", "noise only", "not read")
 """``dynamics/verdict``: the index of the reading's verdict (:mod:`.reading.dynamics`) in this tuple."""
 INF_SENTINEL = 1e9
 """Written for +inf (−INF_SENTINEL for −inf), with ``dynamics/<field>_is_inf``."""
@@ -137,7 +153,7 @@ class RunDoctor:
         if refresh_interval is not None and (not isinstance(refresh_interval, int) or refresh_interval < 1):
             raise ValueError(f"refresh_interval must be an integer ≥ 1, got {refresh_interval!r}")
         if min_points is None:
-            min_points = diag.SIGMA_FIRST
+            min_points = FIRST_POINT + 1
         if not isinstance(min_points, int) or min_points < 2:
             raise ValueError(f"min_points must be an integer ≥ 2, got {min_points!r}")
         if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
@@ -158,6 +174,12 @@ class RunDoctor:
         """Detector → every event found so far: the event's numbers plus ``reported_at`` (the report's step)."""
         self.last_report: dict[str, float] = {}
         """The latest report's ``dynamics/*`` scalars."""
+        self.status: Status | None = None
+        """The run's status after the latest update with a reward (None before the first)."""
+        self._status_rewards = 0
+        self._tracker = CollapseTracker(reward_bounds)
+        self._fed: list[int] = []          # the reward steps fed to the tracker, in order
+        self._cross: dict[str, np.ndarray] | None = None
 
     # ------------------------------------------------------------------------------------------------- feeding
     def update(self, step: int, metrics: dict[str, Any]) -> dict[str, float]:
@@ -165,12 +187,41 @@ class RunDoctor:
         ``dynamics/*`` scalars when a report is due (module docstring), else ``{}``."""
         self.record(step, metrics)
         self._since += 1
+        news = self._update_status()
         if self.stop_on_instability and not self.should_stop:
             self._check_stop()
         if self._since < self.every or self._n_rewards() < self.min_points:
-            return {}
+            return self._status_fields() if news else {}
         self._since = 0
         return self.report()
+
+    def _update_status(self) -> bool:
+        """Decide the status again when a new reward has been logged (True then)."""
+        n = self._n_rewards()
+        if n == self._status_rewards:
+            return False
+        self._status_rewards = n
+        log = self.log()
+        if log is None:
+            return False
+        steps, reward = log.reward_curve()
+        k = len(self._fed)
+        if k > len(steps) or list(steps[:k]) != self._fed:     # a step logged out of order: start again
+            self._tracker, self._fed, k = CollapseTracker(self.reward_bounds), [], 0
+        for st, r in zip(steps[k:], reward[k:]):
+            self._tracker.push(int(st), float(r))
+            self._fed.append(int(st))
+        self._cross = pre.crossings(log, self.reward_bounds)
+        self.status = decide_status(log, self.reward_bounds, stop=self.stop_reason, events=self._tracker.events,
+                                    cross=self._cross)
+        return True
+
+    def _status_fields(self) -> dict[str, float]:
+        if self.status is None:
+            return {}
+        return {"dynamics/status": float(STATES.index(self.status.state)),
+                "dynamics/status_failure": float(self.status.failure),
+                "dynamics/should_stop": float(self.should_stop)}
 
     def _n_rewards(self) -> int:
         col = self.reward_column
@@ -205,18 +256,35 @@ class RunDoctor:
 
     # ------------------------------------------------------------------------------------------------- stopping
     def _check_stop(self) -> None:
-        """The stop rule (module docstring) on the causal detectors of the log so far (no fit)."""
+        """The stop rule (module docstring) on the causal status and detectors of the log so far (no fit)."""
         log = self.log()
-        if log is None or int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
+        if log is None:
+            return
+        if self.status is not None and self.status.state == "collapsed":
+            st = self.status
+            now = int(log.steps[-1])
+            self.should_stop = True
+            self.stop_reason = {"rule": "collapse", "step": now, "numbers": dict(st.numbers, halving_step=st.step),
+                                "text": f"doctor stop at step {now}: collapsed — {st.evidence}"}
+            self.status = decide_status(log, self.reward_bounds, stop=self.stop_reason,
+                                        events=self._tracker.events, cross=self._cross)
+            return
+        if int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
             return
         now = int(log.steps[-1])
         dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self.reward_bounds,
                                                                            reading=False),
-                "collapse_warning": diag.detect_collapse(log, self.reward_bounds)}
+                "collapse_warning": self._collapse_warning(log)}
         for name, d in dets.items():
             if self._new_events(name, d, now):
                 self._pending.add(name)
         self._apply_stop_rule(log)
+
+    def _collapse_warning(self, log: RunLog) -> diag.Detection:
+        """The ``collapse_warning`` detector on the log so far, from the tracker's events and the crossings."""
+        if self._cross is None or len(self._fed) != int(np.isfinite(log.reward).sum()):
+            return diag.detect_collapse(log, self.reward_bounds)
+        return diag.detect_collapse(log, self.reward_bounds, collapses=self._tracker.events, cross=self._cross)
 
     def _apply_stop_rule(self, log: RunLog) -> None:
         if self.should_stop or not self.stop_on_instability:
@@ -263,16 +331,17 @@ class RunDoctor:
         steps, reward = log.reward_curve()
         if reward.size < max(self.min_points, 2):
             return {}
-        bounds = self.reward_bounds
-        fit_bounds = bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
+        fit_bounds = self.reward_bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
         # the same reading as `rlvr-dynamics fit` (report.fit_run): the law read with evidence, its plateau only
         # when identified, the stability margin only for a stable or unstable verdict
         from .pipeline import fit_run
 
         fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)   # shared by the report and (d)
-        rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=fit_bounds, p1_laws=False,
-                      diagnostics=False, fits=fits)
-        out: dict[str, float] = {"dynamics/noise_ceiling": _finite(noise_ceiling(reward))}
+        rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=self.reward_bounds or "auto",
+                      p1_laws=False, diagnostics=False, fits=fits, stop=self.stop_reason)
+        self._update_status()
+        out: dict[str, float] = self._status_fields()
+        out["dynamics/noise_ceiling"] = _finite(noise_ceiling(reward))
         verdict = rep["dynamics"]["verdict"]
         out["dynamics/verdict"] = float(VERDICT_CODES.index(verdict))
         margin = None
@@ -288,7 +357,7 @@ class RunDoctor:
             if self.refresh_interval is not None:
                 m = None if margin is None else margin["margin"]
                 _emit(out, "stability_margin", math.inf if m == "inf" else (math.nan if m is None else float(m)))
-        dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=bounds)
+        dets = diag.diagnose(log, response=fits, margin=margin, reward_bounds=fit_bounds)
         now = int(log.steps[-1])
         for name, d in dets.items():
             new = self._new_events(name, d, now)

@@ -58,10 +58,14 @@ def fit_laws(log: RunLog, *, reward_bounds="auto", seed: int = 0) -> dict[str, A
 
 def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval: int | None = None,
                  forecast_steps: list[int] | None = None, reward_bounds="auto", seed: int = 0,
-                 p1_laws: bool = True, diagnostics: bool = True, fits: dict[str, Any] | None = None) -> Report:
+                 p1_laws: bool = True, diagnostics: bool = True, fits: dict[str, Any] | None = None,
+                 stop: dict[str, Any] | None = None) -> Report:
     """Run the doctor's pipeline on ``log``: the :class:`~.report.Report` (:func:`fit_run` gives its dict).
 
-    Parts: ``fits``/``preferred_law``/``delta_aic``/``delta_bic``/``features``/``oscillator`` — P1's three-phase and
+    First ``status`` (:func:`.status.decide_status`, before any fit; ``stop``: a live doctor's stop record, named in
+    its evidence). A ``collapsed`` or ``collapsing`` run is not read as a damped response: its ``dynamics`` verdict
+    is ``"not read"``, it has no plateau, no law reading and no oscillator, and its forecast is the level it has
+    fallen to (:func:`collapsed_forecast`). Other parts: ``fits``/``preferred_law``/``delta_aic``/``delta_bic``/``features``/``oscillator`` — P1's three-phase and
     single-exponential reference fits (:func:`fit_laws`, the notebooks' fit; skipped with ``p1_laws=False``, they
     take most of the time); ``noise`` — σ and the noise ceiling; ``response`` — the second-order response laws in
     every regime (:mod:`.reading.response_laws`) with ζ, C/K and, given ``refresh_interval``, the stability margin, each
@@ -88,12 +92,18 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
     for s in forecast_steps or []:
         check_int("forecast step", s, 0)
+    from .status import decide_status
+
     steps, reward = log.reward_curve()
     t = steps - steps[0]
     bounds = resolve_reward_bounds(reward, reward_bounds)
+    declared = bounds if reward_bounds is not None and not isinstance(reward_bounds, str) else None
+    status = decide_status(log, declared, stop=stop)
+    not_read = status.state in NOT_READ
     report = Report(source=log.source, reward_column=log.reward_column, n_points=int(len(t)),
-                    first_step=int(steps[0]), last_step=int(steps[-1]), reward_bounds=bounds)
-    if p1_laws:
+                    first_step=int(steps[0]), last_step=int(steps[-1]), reward_bounds=bounds,
+                    status=status.to_dict())
+    if p1_laws and not not_read:      # P1's laws describe a rise to a plateau, not a collapse
         comparison = fit_laws(log, reward_bounds=reward_bounds, seed=seed)
         three, single = comparison["three_phase"], comparison["single_exponential"]
         report.fits = {name: _fit_dict(fit) for name, fit in (("three_phase", three), ("single_exponential", single))}
@@ -114,6 +124,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
     response: dict[str, Any] = {"preferred": pref, "laws": {name: resp[name].to_dict() for name in rl.LAW_NAMES}}
     dyn = read_dynamics(steps, reward, reward_bounds=bounds, fits=resp)
     report.dynamics = dyn.to_dict()
+    margin = None
     if pref is not None:
         best = resp[pref]
         if dyn.fit is not None and (dyn.verdict == "stable" or (best.regime == "growing" and not dyn.unstable)):
@@ -130,18 +141,27 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
             if momentum is not None and math.isfinite(best.damping_over_stiffness) and \
                     best.damping_over_stiffness + refresh_interval > 0:
                 reading["eta_curvature"] = (1 - momentum) / (best.damping_over_stiffness + refresh_interval)
+        margin = reading.get("stability")      # the instability detector reads it whatever the status
         response["reading"] = reading
         report.plateau = _plateau(best, dyn, reward, bounds, steps)
+    if not_read:
+        why = f"the run is {status.state} (status, step {status.step}): a collapse is not a damped response"
+        report.dynamics = {"verdict": "not read", "reason": why}
+        response = {"preferred": None, "laws": {}, "note": f"no law is read: {why}"}
+        report.plateau = {"value": None, "sd": None, "law": None, "status": None, "note": f"no plateau: {why}"}
     report.response = response
     if forecast_steps:
-        report.forecast_law = pref
+        report.forecast_law = "level since the collapse (persistence)" if not_read else pref
         report.forecast, report.forecast_interval = {}, {}
         for s in forecast_steps:
-            fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
-            report.forecast[int(s)] = fc.value
-            report.forecast_interval[int(s)] = [fc.low, fc.high]
+            if not_read:
+                value, low, high = collapsed_forecast(steps, reward, status.step)
+            else:
+                fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
+                value, low, high = fc.value, fc.low, fc.high
+            report.forecast[int(s)] = value
+            report.forecast_interval[int(s)] = [low, high]
     if diagnostics:
-        margin = response.get("reading", {}).get("stability")
         dets = diag.diagnose(log, response=resp, margin=margin, reward_bounds=bounds)
         report.diagnostics = {name: d.to_dict() for name, d in dets.items()}
     return report
@@ -151,6 +171,26 @@ def fit_run(log: RunLog, **kwargs) -> dict[str, Any]:
     """:func:`build_report` as the JSON-ready dict of ``rlvr-dynamics fit --json``
     (:meth:`~.report.Report.to_dict`; same arguments)."""
     return build_report(log, **kwargs).to_dict()
+
+
+NOT_READ = ("collapsed", "collapsing")
+"""Statuses under which the reward curve is not read as P1's damped response (no law, plateau or oscillator)."""
+COLLAPSED_LEVEL_POINTS = 10
+"""A collapsed run is forecast at the mean of its last this many points since the collapse."""
+
+
+def collapsed_forecast(steps: np.ndarray, reward: np.ndarray, since: int | None) -> tuple[float, float, float]:
+    """The forecast of a collapsed run: it stays where it fell (GRPO rarely recovers once its groups all score the
+    same). Value: the mean of the last :data:`COLLAPSED_LEVEL_POINTS` rewards since step ``since``; interval: the
+    10th–90th percentile of the rewards since then (their min–max with fewer than 5)."""
+    y = np.asarray(reward, dtype=float)[np.asarray(steps) >= (since if since is not None else steps[-1])]
+    if y.size == 0:
+        y = np.asarray(reward, dtype=float)[-1:]
+    value = float(np.mean(y[-COLLAPSED_LEVEL_POINTS:]))
+    if y.size < 5:
+        return value, float(min(y.min(), value)), float(max(y.max(), value))
+    lo, hi = np.quantile(y, [0.1, 0.9])
+    return value, float(min(lo, value)), float(max(hi, value))
 
 
 PLATEAU_BAND = 0.5

@@ -13,6 +13,7 @@ trailing mean (SMOOTH points) past the threshold, so one wild value does not cou
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -82,13 +83,22 @@ def _trailing(v: np.ndarray, k: int = SMOOTH) -> np.ndarray:
 
 def _running(v: np.ndarray, fn) -> np.ndarray:
     """fn (np.median, np.min, np.max) over the finite values strictly before each index (NaN before any)."""
+    v = np.asarray(v, dtype=float)
     out = np.full(v.shape, np.nan)
+    ok = np.isfinite(v)
+    if fn in (np.min, np.max):
+        acc = np.minimum if fn is np.min else np.maximum
+        run = acc.accumulate(np.where(ok, v, np.inf if fn is np.min else -np.inf))
+        out[1:] = run[:-1]
+        out[~np.isfinite(out)] = np.nan
+        return out
     seen: list[float] = []
     for i, x in enumerate(v):
         if seen:
-            out[i] = fn(seen)
-        if math.isfinite(x):
-            seen.append(float(x))
+            m = len(seen)
+            out[i] = seen[m // 2] if m % 2 else 0.5 * (seen[m // 2 - 1] + seen[m // 2])
+        if ok[i]:
+            bisect.insort(seen, float(x))
     return out
 
 
@@ -240,8 +250,8 @@ SUFFICIENT = ("non_finite", "length_cap", "format_fall")
 format lost), not only a sign of stress. ``entropy_blowup`` was tried as one and left out: it fired on 4 of 36 healthy
 development runs (an entropy near 0 triples easily) and led none of the 7 collapses."""
 NOT_COUNTED = ("grad_spike",)
-"""Shown in the table but not counted toward the warning: on the development logs the gradient norm spikes on 8 of
-25 healthy runs (one-step spikes of 10⁵ are common in runs that never collapse)."""
+"""Counted only beside a reward fall, never toward the WARNING_ALONE path: on the development logs the gradient norm
+spikes on 8 of 25 healthy runs (one-step spikes of 10⁵ are common in runs that never collapse)."""
 
 
 def warning_flags(cross: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -250,21 +260,25 @@ def warning_flags(cross: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.
     Fires when the reward has fallen significantly (``reward_fall``) while at least one other precursor crossed
     within the last :data:`WARNING_WINDOW` points, when :data:`WARNING_ALONE` other precursors are on at once
     (whatever the reward; a one-prompt reward cannot show its fall in time), or when one of the
-    :data:`SUFFICIENT` signals crosses. :data:`NOT_COUNTED` signals are left out of the count.
+    :data:`SUFFICIENT` signals crosses. :data:`NOT_COUNTED` signals count only beside a reward fall.
     """
-    others = [v for k, v in cross.items() if k not in ("reward_fall", "entropy_blowup") and k not in NOT_COUNTED]
     count = np.zeros(n, dtype=int)
-    for v in others:
+    with_fall = np.zeros(n, dtype=int)
+    for k, v in cross.items():
+        if k in ("reward_fall", "entropy_blowup"):
+            continue
         recent = np.zeros(n, dtype=bool)
         for j in range(WARNING_WINDOW):
             recent[j:] |= v[: n - j] if j else v
-        count += recent
+        with_fall += recent
+        if k not in NOT_COUNTED:
+            count += recent
     fall = cross.get("reward_fall", np.zeros(n, dtype=bool))
     alone = np.zeros(n, dtype=bool)
     for k in SUFFICIENT:
         if k in cross:
             alone |= cross[k]
-    return (fall & (count >= 1)) | (count >= WARNING_ALONE) | alone, count
+    return (fall & (with_fall >= 1)) | (count >= WARNING_ALONE) | alone, count
 
 
 def signals_on(cross: dict[str, np.ndarray], i: int) -> list[str]:

@@ -27,6 +27,9 @@ class Report:
     last_step: int
     reward_bounds: tuple[float, float] | None
     """Bounds used by every fit (:func:`~rlvr_dynamics.doctor.pipeline.resolve_reward_bounds`)."""
+    status: dict[str, Any] | None = None
+    """What the user must act on, decided before any fit (:class:`~rlvr_dynamics.doctor.status.Status`:
+    ``state``, ``step``, ``evidence``); the first key of the JSON."""
     fits: dict[str, Any] | None = None
     """P1's three-phase and single-exponential reference fits (None: not computed, ``p1_laws=False``)."""
     preferred_law: str | None = None
@@ -55,9 +58,10 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as ``fit --json`` gives it (before :func:`to_jsonable`)."""
-        out: dict[str, Any] = {"source": self.source, "reward_column": self.reward_column,
+        out: dict[str, Any] = {} if self.status is None else {"status": self.status}
+        out.update({"source": self.source, "reward_column": self.reward_column,
                                "n_points": self.n_points, "first_step": self.first_step,
-                               "last_step": self.last_step, "reward_bounds": self.reward_bounds}
+                               "last_step": self.last_step, "reward_bounds": self.reward_bounds})
         if self.fits is not None:
             out.update(fits=self.fits, preferred_law=self.preferred_law, delta_aic=self.delta_aic,
                        delta_bic=self.delta_bic, features=self.features)

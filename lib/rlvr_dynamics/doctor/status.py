@@ -112,35 +112,40 @@ def recent_slope_t(y: np.ndarray) -> float:
 
 
 def decide_status(log: RunLog, reward_bounds: tuple[float, float] | None = None, *,
-                  detections: dict[str, Any] | None = None, stop: dict[str, Any] | None = None) -> Status:
+                  detections: dict[str, Any] | None = None, stop: dict[str, Any] | None = None,
+                  events: list[CollapseEvent] | None = None, cross: dict[str, np.ndarray] | None = None) -> Status:
     """The status of ``log`` by the precedence of the module docstring.
 
     ``reward_bounds``: the declared bounds (None: 0 is the floor while the rewards lie in [0, 1]); ``detections``:
     the doctor's detector results by name (:class:`~.detectors._common.Detection` or their ``to_dict()``), read for
     hacking and degeneracy; computed here when None. ``stop``: a live doctor's stop record (``doctor_stop.json``),
-    named in the evidence.
+    named in the evidence. ``events``/``cross``: the log's collapse events and precursor crossings when the caller
+    has them already (the live doctor keeps them up to date); computed here when None.
     """
     steps, r = log.reward_curve()
     n = r.size
     last = int(steps[-1]) if n else None
     if n <= FIRST_POINT:
         return Status("too short", last, f"{n} logged reward(s); the doctor needs at least {FIRST_POINT + 1}")
-    status = _decide(log, steps, r, reward_bounds, detections)
+    status = _decide(log, steps, r, reward_bounds, detections, events, cross)
     if stop:
         status = Status(status.state, status.step,
-                        status.evidence + f"; the live doctor stopped the run at step {stop.get('step')}"
-                        f" ({stop.get('reason', 'no reason recorded')})", {**status.numbers, "stop": stop})
+                        status.evidence + "; the live doctor stopped the run at step "
+                        f"{stop.get('stopped_at_step', stop.get('step'))} (rule: {stop.get('rule', 'not recorded')})",
+                        {**status.numbers, "stop": stop})
     return status
 
 
-def _decide(log, steps, r, reward_bounds, detections) -> Status:
-    events = collapse_events(steps, r, reward_bounds)
+def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
+    if events is None:
+        events = collapse_events(steps, r, reward_bounds)
     done = [e for e in events if e.kind != "pending"]
-    w = done[-1].window if done else 2
-    now = float(np.mean(r[-max(2, w):]))
     if done and done[-1].recovered_step is None:
+        since = r[steps >= done[-1].step]
+        now = float(np.mean(since[-max(2, done[-1].window):]))
         return _collapsed(done[-1], now, int(steps[-1]))
-    cross = pre.crossings(log, reward_bounds)
+    if cross is None:
+        cross = pre.crossings(log, reward_bounds)
     rows = np.flatnonzero(np.isfinite(log.reward))
     last_row = int(rows[-1])
     if events and events[-1].kind == "pending":

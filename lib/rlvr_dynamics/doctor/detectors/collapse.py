@@ -26,13 +26,14 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       against the peak adds b.
     * Window ``w = clip(⌈((Z_DROP·√2 + b)·σ̂ / (G/2))²⌉, 2, W_MAX)``, ``G = peak − floor`` so far: the shortest
       trailing mean on which a halving is significant (2 points when the gain is large against the noise).
-    * Armed while the gain is significant: ``G > (Z_GAIN + b)·σ̂/√w``.
+    * Armed while the gain is significant: ``G > (Z_GAIN + b)·σ̂/√w``. The half line is drawn from the peak less
+      that lift, ``floor + ½·(G − b·σ̂/√w)``: the level the run reached, not its luckiest mean.
     * Two trailing means are tested, each against its own running peak: the shortest (w = 2; its peak is the
       running maximum of 3-point medians, so that one spike of a heavy-tailed reward is not a level) and the
       adaptive one when it is longer than 2 and full (its peak from such windows only); either can report.
     * **Confirmed halving**: the trailing mean at point t is below ``floor + G/2``, the fall from the peak is
-      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``) and the next point's reward is below the same line;
-      reported at t + 1 (one logged point after the halving).
+      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``) and the next point is below the same line (its reward
+      for w = 2, its trailing mean for the adaptive window); reported at t + 1 (one logged point after the halving).
     * **Jump**: with at least JUMP_MIN_POINTS rewards before it, a point below ``floor + G/2`` that lies
       ``Z_JUMP·σ̂·√(1 + 1/w)`` or more below the trailing mean before it, a fall larger than JUMP_OVER_LARGEST ×
       the largest one-step fall before it; reported at the point itself.
@@ -42,13 +43,17 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       ``collapsing``), never as a healthy state.
 
 Dev evidence for its constants
-    See the design notes (book ``doctor-design-notes``): the confirmation rule gives a latency of at most one
-    logged point by construction; Z_GAIN = 4 and Z_DROP = 3 keep noise away from the rule near the floor and on
-    one-prompt-per-step rewards; Z_JUMP = 6.0 (one-sided normal tail 3e-6 per point) is for the unmistakable falls
-    (0.40 → 0.01 in one step on the course runs) and needs a noise estimate from JUMP_MIN_POINTS points.
+    On the 35 course logs of ``../shared/grpo_logs_cs336`` (7 labelled collapses, 25 healthy) and the 15 public
+    healthy logs: every collapse is reported and none is read as healthy; 6 of 7 within one logged point of the
+    halving (a 3-point trailing mean below half its peak), the slow one (0.35 → 0.08 over 20 steps) 8 points
+    after it; a collapse is reported on 1 of 40 healthy runs. Z_JUMP = 6 and JUMP_OVER_LARGEST = 1.5 keep the
+    heavy-tailed one-prompt Unsloth rewards out of the jump path; the small-sample factor, the 3-point-median peak
+    and the peak's noise lift b came from false reports on those logs (the design notes tell the order). On a
+    slow linear fall the report comes ~3 logged points after the raw halving.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -78,7 +83,8 @@ RECOVERY = 0.75
 SHORT_PREFIX = 6
 """Below this many values σ̂ is at least their standard deviation (three points on a line have std(Δr) = 0)."""
 SIGMA_EXACT_UNTIL = 64
-"""σ̂ is re-estimated at every point up to this many rewards, then whenever the count grows by 5 %."""
+"""σ̂ is re-estimated at every point up to this many rewards, then whenever the count grows by SIGMA_GROWTH."""
+SIGMA_GROWTH = 1.05
 
 
 @dataclass(frozen=True)
@@ -117,14 +123,6 @@ def peak_bias(m: int, w: int) -> float:
     return math.sqrt(2 * math.log(ratio)) if ratio > 1 else 0.0
 
 
-def _floor_of(bounds: tuple[float, float] | None, unit_so_far: bool, s_hist: list[float], peak_index: int) -> float:
-    if bounds is not None:
-        return float(bounds[0])
-    if unit_so_far:
-        return 0.0
-    return float(min(s_hist[: peak_index + 1]))
-
-
 class PrefixSigma:
     """σ̂ of the values before a point: the robust step noise × :func:`small_sample_factor` (or the plain one, or no
     factor), re-estimated on the schedule of :data:`SIGMA_EXACT_UNTIL` (call it with growing prefixes)."""
@@ -136,7 +134,7 @@ class PrefixSigma:
 
     def __call__(self, before: np.ndarray) -> float:
         n = before.size
-        if n != self.count and (n <= SIGMA_EXACT_UNTIL or n >= 1.05 * self.count):
+        if n != self.count and (n <= SIGMA_EXACT_UNTIL or n >= SIGMA_GROWTH * self.count):
             factor = small_sample_factor(n - 1) if self.small_sample else 1.0
             sigma = step_sigma(before, robust=self.robust)
             if n < SHORT_PREFIX:       # a few points cannot tell trend from noise: take the larger reading
@@ -145,6 +143,7 @@ class PrefixSigma:
         return self.value
 
 
+@functools.lru_cache(maxsize=256)
 def small_sample_factor(differences: int) -> float:
     """``t₀.₉₇₅(k − 1) / z₀.₉₇₅`` for k first differences (1 for k ≥ 200; the σ̂ of 2 points is not used)."""
     if differences >= 200:
@@ -159,16 +158,23 @@ class _Track:
 
     def __init__(self) -> None:
         self.hist: list[float] = []
+        self.running_min: list[float] = []
         self.peak, self.peak_i = -math.inf, 0
 
     def floor(self, bounds, unit_so_far: bool) -> float:
-        return _floor_of(bounds, unit_so_far, self.hist, self.peak_i)
+        """The lower bound; 0 while the rewards lie in [0, 1]; else the trailing mean's minimum up to the peak."""
+        if bounds is not None:
+            return float(bounds[0])
+        if unit_so_far:
+            return 0.0
+        return self.running_min[min(self.peak_i, len(self.running_min) - 1)]
 
     def push(self, value: float, i: int, full: bool, level: float | None = None) -> None:
         """Record the trailing mean at point i; only a full window can set the peak, from ``level`` when given (the
         short track's peak is the running maximum of 3-point medians: one spike of a heavy-tailed reward is not a
         level the run reached)."""
         self.hist.append(value)
+        self.running_min.append(min(value, self.running_min[-1]) if self.running_min else value)
         level = value if level is None else level
         if full and level > self.peak:
             self.peak, self.peak_i = level, i
@@ -176,6 +182,86 @@ class _Track:
     def restart(self, value: float, i: int) -> None:
         """After a recovery a new rise is measured from here."""
         self.peak, self.peak_i = value, i
+
+
+class CollapseTracker:
+    """The collapse rule (module docstring) fed one logged point at a time: :meth:`push` costs O(1) but for σ̂'s
+    re-estimates, so the live doctor decides at every logged reward without replaying the run.
+    :func:`collapse_events` is a tracker fed the whole curve."""
+
+    def __init__(self, reward_bounds: tuple[float, float] | None = None) -> None:
+        self.bounds = reward_bounds
+        self._y = np.empty(64)
+        self._t: list[int] = []
+        self.n = 0
+        self._unit = True
+        self._largest_drop = -math.inf
+        self._sigma, self._plain_sigma = PrefixSigma(), PrefixSigma(robust=False)
+        self._short, self._long = _Track(), _Track()
+        self._armed = True
+        self._pending: dict | None = None          # a halving at the previous point awaiting the next one
+        self._open: dict | None = None             # the last event, until the run recovers
+        self.done: list[CollapseEvent] = []
+        """Confirmed, jump and recovered events so far (no pending one)."""
+
+    @property
+    def events(self) -> list[CollapseEvent]:
+        """:attr:`done` plus the pending halving at the last point, if any."""
+        return self.done + ([_event(self._pending, kind="pending", reported=None)] if self._pending else [])
+
+    def push(self, step: int, value: float) -> None:
+        """Feed the next logged point (non-finite rewards are ignored)."""
+        if not (math.isfinite(step) and math.isfinite(value)):
+            return
+        if self.n == self._y.size:
+            self._y = np.concatenate([self._y, np.empty(self._y.size)])
+        i = self.n
+        self._y[i] = value
+        self._t.append(int(step))
+        self.n += 1
+        if i >= 2:
+            self._largest_drop = max(self._largest_drop, float(self._y[i - 2] - self._y[i - 1]))
+        self._unit = self._unit and 0.0 <= value <= 1.0
+        self._step(i)
+
+    def _step(self, i: int) -> None:
+        y, bounds, unit, short, long_ = self._y[: i + 1], self.bounds, self._unit, self._short, self._long
+        gain_now = short.peak - short.floor(bounds, unit) if short.hist else 0.0
+        floor_sigma = SIGMA_FLOOR * gain_now if short.hist else 0.0
+        sigma = max(self._sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
+        sigma_long = max(self._plain_sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
+        w_long = _adaptive_window(sigma_long, gain_now, i)
+        values = {2: float(np.mean(y[max(0, i - 1):])), w_long: float(np.mean(y[max(0, i - w_long + 1):]))}
+        tracks = ((short, 2, values[2], sigma),) + \
+            (((long_, w_long, values[w_long], sigma_long),) if 2 < w_long <= i + 1 else ())
+        t_i = self._t[i]
+        if self._pending is not None:     # a halving at the previous point: confirmed or cleared by this one
+            w_p = self._pending["window"]
+            now = y[i] if w_p == 2 else float(np.mean(y[max(0, i - w_p + 1):]))
+            if now < self._pending["half"]:
+                self.done.append(_event(self._pending, kind="confirmed", reported=t_i))
+                self._open, self._armed = self._pending, False
+            self._pending = None
+        if self._armed and i >= FIRST_POINT and short.hist and short.peak > -math.inf:
+            largest = self._largest_drop if i >= 2 else math.inf
+            for track, w, s_i, sig in tracks:
+                info = _test(track, w, s_i, y[i], sig, i, t_i, self._t, bounds, unit, largest)
+                if info is None:
+                    continue
+                if info["jump"]:
+                    self.done.append(_event(info, kind="jump", reported=t_i))
+                    self._open, self._armed, self._pending = info, False, None
+                    break
+                if info["halving"] and self._pending is None:
+                    self._pending = info
+        if not self._armed and self._open is not None and \
+                values[2] >= self._open["floor"] + RECOVERY * self._open["gain"]:
+            self.done[-1] = _recovered(self.done[-1], t_i)
+            self._armed, self._open = True, None
+            for track, w, s_i, _ in tracks:
+                track.restart(s_i, i)
+        short.push(values[2], i, full=i >= 2, level=float(np.median(y[max(0, i - 2):])))
+        long_.push(values[w_long], i, full=2 < w_long <= i + 1)
 
 
 def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = None) -> list[CollapseEvent]:
@@ -190,55 +276,12 @@ def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = N
     if t.shape != y.shape or t.ndim != 1:
         raise ValueError(f"steps and reward must be 1-D of one length, got shapes {t.shape} and {y.shape}")
     ok = np.isfinite(t) & np.isfinite(y)
-    t, y = t[ok], y[ok]
-    n = y.size
-    events: list[CollapseEvent] = []
-    if n <= FIRST_POINT:
-        return events
-    in_unit = np.logical_and.accumulate((y >= 0.0) & (y <= 1.0))
-    sigma_of, plain_sigma_of = PrefixSigma(), PrefixSigma(robust=False)
-    short, long_ = _Track(), _Track()
-    armed = True
-    pending: dict | None = None          # a halving at the previous point awaiting the next one
-    open_event: dict | None = None       # the last event, until the run recovers
-    for i in range(n):
-        unit = bool(in_unit[i])
-        floor_sigma = SIGMA_FLOOR * (short.peak - short.floor(reward_bounds, unit)) if short.hist else 0.0
-        sigma = max(sigma_of(y[:i]), floor_sigma) if i >= 3 else 0.0
-        sigma_long = max(plain_sigma_of(y[:i]), floor_sigma) if i >= 3 else 0.0
-        w_long = _adaptive_window(sigma_long, short.peak - short.floor(reward_bounds, unit) if short.hist else 0.0, i)
-        values = {2: float(np.mean(y[max(0, i - 1): i + 1])),
-                  w_long: float(np.mean(y[max(0, i - w_long + 1): i + 1]))}
-        tracks = ((short, 2, values[2], sigma, sigma),) + \
-            (((long_, w_long, values[w_long], sigma_long, sigma_long),) if 2 < w_long <= i + 1 else ())
-        if pending is not None:          # a halving at the previous point: confirmed or cleared by this one
-            if y[i] < pending["half"]:
-                events.append(_event(pending, kind="confirmed", reported=int(t[i])))
-                open_event, armed = pending, False
-            pending = None
-        if armed and i >= FIRST_POINT and short.hist and short.peak > -math.inf:
-            for track, w, s_i, sig, sig_gain in tracks:
-                info = _test(track, w, s_i, y[i], sig, sig_gain, i, int(t[i]), t, reward_bounds, unit,
-                             float(np.max(y[:i - 1] - y[1:i])) if i >= 2 else math.inf)
-                if info is None:
-                    continue
-                if info["jump"]:
-                    events.append(_event(info, kind="jump", reported=int(t[i])))
-                    open_event, armed, pending = info, False, None
-                    break
-                if info["halving"] and pending is None:
-                    pending = info
-        if not armed and open_event is not None and \
-                values[2] >= open_event["floor"] + RECOVERY * open_event["gain"]:
-            events[-1] = _recovered(events[-1], int(t[i]))
-            armed, open_event = True, None
-            for track, w, s_i, _, _ in tracks:
-                track.restart(s_i, i)
-        short.push(values[2], i, full=i >= 2, level=float(np.median(y[max(0, i - 2): i + 1])))
-        long_.push(values[w_long], i, full=2 < w_long <= i + 1)
-    if pending is not None:
-        events.append(_event(pending, kind="pending", reported=None))
-    return events
+    if int(ok.sum()) <= FIRST_POINT:
+        return []
+    tracker = CollapseTracker(reward_bounds)
+    for a, b in zip(t[ok], y[ok]):
+        tracker.push(int(a), float(b))
+    return tracker.events
 
 
 def _adaptive_window(sigma: float, gain: float, m: int) -> int:
@@ -249,16 +292,17 @@ def _adaptive_window(sigma: float, gain: float, m: int) -> int:
     return int(min(W_MAX, max(2, math.ceil((z * sigma / (0.5 * gain)) ** 2))))
 
 
-def _test(track: _Track, w: int, s_i: float, y_i: float, sigma: float, sigma_gain: float, i: int, step: int,
-          t: np.ndarray, bounds, unit: bool, largest_drop: float) -> dict | None:
+def _test(track: _Track, w: int, s_i: float, y_i: float, sigma: float, i: int, step: int, t: list[int], bounds,
+          unit: bool, largest_drop: float) -> dict | None:
     """The jump and halving tests of one trailing mean at point i (None when its gain is not significant)."""
     floor = track.floor(bounds, unit)
     gain = track.peak - floor
     se = sigma / math.sqrt(w)
     bias = peak_bias(i, w)
-    if not (sigma > 0 and gain > (Z_GAIN + bias) * sigma_gain / math.sqrt(w)):
+    if not (sigma > 0 and gain > (Z_GAIN + bias) * se):
         return None
-    half = floor + 0.5 * gain
+    # the half line from the peak less its noise lift b·SE (the level the run reached, not its luckiest mean)
+    half = floor + 0.5 * max(gain - bias * se, 0.0)
     fall = track.hist[-1] - y_i
     jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
         fall > JUMP_OVER_LARGEST * largest_drop

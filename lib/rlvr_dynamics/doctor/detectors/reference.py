@@ -17,8 +17,8 @@ from ...paths import BOOK_DIR
 RULES_MD = BOOK_DIR / "doctor_rules.md"
 SECTIONS = ("What it detects", "Why it matters in GRPO", "Signals", "Rule", "Dev evidence for its constants")
 """The headings every detector block has, in this order."""
-RULE_MODULES = ("reward_hacking", "advantage_degeneracy", "policy_concentration", "dynamical_instability",
-                "collapse_warning")
+RULE_MODULES = ("collapse", "reward_hacking", "advantage_degeneracy", "policy_concentration",
+                "dynamical_instability", "collapse_warning")
 """Detector modules of :mod:`rlvr_dynamics.doctor.detectors` in the reference, in report order."""
 
 

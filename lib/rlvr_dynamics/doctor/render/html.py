@@ -60,7 +60,9 @@ h1 .hp{display:block;font-size:1.1rem;font-weight:normal;color:#333;margin-top:.
 .verdict{border-left:.4rem solid #888;background:#f6f6f6;padding:.6rem 1rem;margin:1rem 0}
 .verdict h2{margin:.1rem 0 .4rem}
 .v-stable{border-color:#2a7d2a}.v-unstable{border-color:#b00}.v-noise-only{border-color:#c80}
-.v-undetermined{border-color:#888}
+.v-undetermined{border-color:#888}.v-not-read{border-color:#888}
+.status{border-left:.6rem solid #2a7d2a;background:#f3f8f3;padding:.6rem 1rem;margin:1rem 0}
+.status h2{margin:.1rem 0 .4rem}.s-failure{border-color:#b00;background:#fbf0f0}.s-neutral{border-color:#c80;background:#fbf6ec}
 pre{background:#f6f6f6;padding:1rem;overflow-x:auto;font-size:.8rem}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#333}
 table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;
@@ -106,6 +108,10 @@ def render_html(log: RunLog, report: dict[str, Any], png: bytes, *, fig=None, na
     hp_rows = hyperparameter_rows(report, hyperparameters, log)
     hp_title = hyperparameter_title(hp_rows)
     hp_src = hyperparameter_sources(hp_rows)
+    status = report.get("status") or {}
+    state = status.get("state", "not decided")
+    s_class = "s-failure" if status.get("failure") else ("s-neutral" if state in ("too short", "noise only")
+                                                           else "s-healthy")
     verdict, reason = verdict_of(report)
     slug = re.sub(r"[^a-z]+", "-", verdict.lower()).strip("-")
     head = noise_only_line(report) if verdict == "noise only" else f"reading: {verdict}"
@@ -136,11 +142,13 @@ def render_html(log: RunLog, report: dict[str, Any], png: bytes, *, fig=None, na
     alt = f"report figure of {name}: " + ", ".join(getattr(fig, "rlvr_panels", ["reward", "residual", "diagnostics"]))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{esc(name)} ({esc(hp_title)}) — rlvr-dynamics fit</title>
+<title>{esc(state.upper())}: {esc(name)} ({esc(hp_title)}) — rlvr-dynamics fit</title>
 <style>{_CSS}</style>
 </head><body>
 <h1>{esc(name)}<span class="hp">{esc(hp_title)}</span></h1>
 <p class="hpsrc">{esc(hp_src)}.</p>
+<section class="status {s_class}"><h2>status: {esc(state.upper())}{esc(_at(status))}</h2>
+<p>{esc(status.get("evidence", "no status in this report"))}</p></section>
 <section class="verdict v-{slug}"><h2>{esc(head)}</h2>
 <p>{esc(reason)}</p>{extra}</section>
 <h2>Rules that fired</h2>
@@ -156,6 +164,10 @@ with the numbers that fired it.</p>
 <pre>{esc(format_report(display_report(report)))}</pre>
 </body></html>
 """
+
+
+def _at(status: dict[str, Any]) -> str:
+    return f" at step {status['step']}" if status.get("step") is not None else ""
 
 
 def write_report(log: RunLog, report: dict[str, Any], *, html: str | os.PathLike | None = None,

@@ -6,9 +6,18 @@ import math
 from typing import Any
 
 
+def status_line(status: dict[str, Any] | None) -> str:
+    """The report's first line: the status in capitals, its step and its evidence."""
+    if not status:
+        return "status: not decided"
+    at = f" at step {status['step']}" if status.get("step") is not None else ""
+    return f"status: {status['state'].upper()}{at} — {status['evidence']}"
+
+
 def format_report(report: dict[str, Any]) -> str:
-    """Human-readable summary of :func:`fit_run`'s report."""
-    lines = [f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
+    """Human-readable summary of :func:`fit_run`'s report, the status first."""
+    lines = [status_line(report.get("status")),
+             f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
              f"steps {report['first_step']}–{report['last_step']})"]
     if "fits" in report:
         lines += _format_p1(report)
@@ -43,7 +52,9 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         lines.append(f"  step noise σ={_f(noise['sigma'])} (σ/range={_f(noise['noise_over_range'])}); noise ceiling "
                      f"on R²: {_f(noise['noise_ceiling'])} (no law can explain more)")
     resp = report.get("response")
-    if resp:
+    if resp and resp.get("note"):
+        lines.append(f"  reading: {resp['note']}")
+    elif resp:
         lines.append("  second-order response laws (weighted by 1/σ²; 80 % intervals):")
         for name, fit in resp["laws"].items():
             params = ", ".join(f"{k}={_f(v)}" + (f"±{_f(fit['stderr'].get(k))}" if fit["stderr"].get(k) else "")
@@ -75,7 +86,8 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
         lines.append(f"  forecast at step {step}: {value:.4f}" +
-                     (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else ""))
+                     (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else "") +
+                     (f"  ({report['forecast_law']})" if "persistence" in str(report.get("forecast_law")) else ""))
     dets = report.get("diagnostics")
     if dets:
         lines.append("  diagnostics (P1-C13; rules in rlvr_dynamics.doctor.detectors):")
