@@ -14,6 +14,12 @@ dev = v1 dev + the v1 test project families + simulated seed family 1; test = si
 generated before this change), ``p2-len-adam``, ``project-fail`` and ``shared`` (these three were scored once, in
 aggregate, under v1; no rule was tuned on them). ``load_corpus(version=1)`` gives the v1 split for the record.
 
+**v3 (default since 2026-12-02, changed after the result).** Adds ``cs336``: the 35 labelled course logs of
+``../shared/grpo_logs_cs336`` (7 collapses, 25 healthy, 2 unstable, 1 floor; dev, issue 29). Moves ``shared`` to
+dev: the 15 public logs were looked at while the collapse report and the status rule were built (their false
+reports shaped the heavy-tail safeguards), so they are no longer a clean test. Test part: simulated family 2,
+``p2-len-adam`` and ``project-fail``, which the new rules were not built on.
+
 Sources (v1 split)
 ------------------
 =================  ===========================================================================  =====
@@ -83,7 +89,7 @@ from rlvr_dynamics.runs.logs import RunLog, load_log
 from rlvr_dynamics.runs.noise import noise_class as _noise_class
 from rlvr_dynamics.runs.noise import step_sigma
 
-SOURCES = ("sim", "bisection", "project", "project-fail", "shared")
+SOURCES = ("sim", "bisection", "project", "project-fail", "shared", "cs336")
 OUTCOMES = ("healthy", "collapse", "unstable", "failure")
 SIM_REGIMES = ("first-order", "overdamped", "underdamped", "flat", "growing", "collapse", "reward_hacking",
                "advantage_degeneracy", "policy_concentration")
@@ -377,12 +383,14 @@ def simulate_run(regime: str, seed: int | np.random.Generator, *, name: str | No
                      meta)
 
 
-SIM_FAMILIES = {1: {"dev": (0,), "test": (1,)}, 2: {"dev": (0, 1), "test": (2,)}}
+SIM_FAMILIES = {1: {"dev": (0,), "test": (1,)}, 2: {"dev": (0, 1), "test": (2,)}, 3: {"dev": (0, 1), "test": (2,)}}
 """Split version → split → simulated seed families."""
 PROJECT_TEST_FAMILIES_V1 = ("p1-main", "p2-stall", "p2-fresh", "smollm-main", "smollm-pilot", "smollm2-add")
 """The project families in v1's test part that v2 moves to dev (module docstring, "Split versions")."""
-SPLIT_VERSION = 2
+SPLIT_VERSION = 3
 """The split :func:`load_corpus` uses by default."""
+CS336_LABELS = {"collapse": "collapse", "healthy": "healthy", "unstable": "unstable", "floor": "failure"}
+"""Labels of ``../shared/grpo_logs_cs336/index.json`` → corpus outcomes (``floor``: never rises, a failure)."""
 
 
 def simulated_runs(split: str, family: int | None = None) -> list[CorpusRun]:
@@ -509,6 +517,25 @@ def shared_runs(folder: Path | None = None) -> list[CorpusRun]:
     return out
 
 
+def cs336_runs(folder: Path | None = None) -> list[CorpusRun]:
+    """The 35 labelled course logs of ``../shared/grpo_logs_cs336`` (dev; [] when the folder is absent): outcome from
+    the person-read label, ``collapse_step`` the labelled step (the rule of the logs' README), bounds (0, 1)."""
+    folder = folder or SHARED_DIR / "grpo_logs_cs336"
+    if not (folder / "index.json").exists():
+        return []
+    out = []
+    for meta in json.loads((folder / "index.json").read_text()):
+        log = load_log(folder / meta["csv"])
+        outcome = CS336_LABELS[meta["label"]]
+        y = log.reward_curve()[1]
+        cs = meta.get("collapse_step")
+        out.append(CorpusRun(meta["name"], "cs336", "dev", log, (0.0, 1.0), None, _noise_class(y, (0.0, 1.0)),
+                             outcome, int(cs) if cs is not None else None, None,
+                             "floor" if meta["label"] == "floor" else None,
+                             {"label_reason": meta.get("label_reason")}))
+    return out
+
+
 def _with_split(run: CorpusRun, split: str) -> CorpusRun:
     from dataclasses import replace
 
@@ -525,14 +552,16 @@ def _load_all(include_shared: bool, version: int) -> tuple[CorpusRun, ...]:
                                                              fam.split("-lr")[0] in PROJECT_TEST_FAMILIES_V1)
         runs.append(_with_split(r, "dev") if moved else r)
     if include_shared:
-        runs += shared_runs()
+        runs += [_with_split(r, "dev") if version >= 3 else r for r in shared_runs()]
+        if version >= 3:
+            runs += cs336_runs()
     return tuple(runs)
 
 
 def load_corpus(split: str | None = None, sources: Iterable[str] | None = None, *,
                 include_shared: bool = True, version: int = SPLIT_VERSION) -> list[CorpusRun]:
     """The labelled corpus (module docstring), optionally one ``split`` (``"dev"``/``"test"``) and some
-    ``sources`` (:data:`SOURCES`), under split ``version`` (1 or 2, module docstring). Deterministic; cached per
+    ``sources`` (:data:`SOURCES`), under split ``version`` (1, 2 or 3, module docstring). Deterministic; cached per
     process (about 3–5 s to build)."""
     if split not in (None, "dev", "test"):
         raise ValueError(f"split must be None, 'dev' or 'test', got {split!r}")

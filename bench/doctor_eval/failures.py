@@ -187,3 +187,96 @@ def format_summary(s: dict[str, Any], title: str = "") -> str:
              f"{pct(s['healthy_collapse_reported'], s['healthy'])} | ≤ 10 % |",
              f"| healthy runs with a collapse warning | {pct(s['healthy_warned'], s['healthy'])} | ≤ 10 % |"]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ baselines, live
+def naive_halving_step(steps: np.ndarray, reward: np.ndarray, bounds) -> int | None:
+    """Baseline: the first logged point whose raw reward is below half its running maximum above the floor (no
+    smoothing, no noise test), from the 4th point: the fastest possible rule, and the noisiest."""
+    y = np.asarray(reward, dtype=float)
+    floor = float(bounds[0]) if bounds is not None else float(np.min(y[:3]))
+    peak = np.maximum.accumulate(y)
+    hit = np.flatnonzero((np.arange(y.size) >= 3) & (y < floor + 0.5 * (peak - floor)) & (peak > floor))
+    return int(steps[hit[0]]) if hit.size else None
+
+
+def legacy_step(run) -> int | None:
+    """Baseline: the project's earlier collapse rule (``collapse_warning.detail["collapse_step"]``, whole-log
+    windows: not causal)."""
+    from rlvr_dynamics.doctor.detectors.collapse_warning import _legacy_collapse
+
+    steps, r = run.log.reward_curve()
+    return _legacy_collapse(steps, r, run.reward_bounds).get("collapse_step")
+
+
+def live_replay(run) -> dict[str, Any]:
+    """Feed the run row by row to a ``RunDoctor(stop_on_instability=True)`` (no full reports) and return its final
+    status, whether and where it stopped, and whether its status equals ``decide_status`` on the full log."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+
+    log = run.log
+    doc = RunDoctor(every=10 ** 9, stop_on_instability=True, reward_bounds=run.reward_bounds,
+                    reward_column=log.reward_column)
+    names = list(log.series)
+    stopped = None
+    for i, st in enumerate(log.steps):
+        doc.update(int(st), {k: log.series[k][i] for k in names})
+        if doc.should_stop and stopped is None:
+            stopped = int(st)
+    full = decide_status(log, run.reward_bounds)
+    live_state = doc.status.state if doc.status is not None else "too short"
+    # a stop is named in the live status' evidence; the state itself must agree with the full log's
+    return {"live_state": live_state, "equal": live_state == full.state, "stopped": stopped}
+
+
+def score_baselines_and_live(run, scored: dict[str, Any], live: bool = True) -> dict[str, Any]:
+    """Add the baselines' report latencies and (``live``) the live replay to a :func:`score_run` result."""
+    steps, r = run.log.reward_curve()
+    out = dict(scored)
+    for name, step in (("naive", naive_halving_step(steps, r, run.reward_bounds)), ("legacy", legacy_step(run))):
+        out[f"{name}_step"] = step
+        if run.outcome == "collapse" and scored.get("halving_step") is not None and step is not None:
+            h = int(np.searchsorted(steps, scored["halving_step"]))
+            out[f"{name}_latency"] = int(np.searchsorted(steps, step)) - h
+    if live:
+        out.update(live_replay(run))
+    return out
+
+
+def summarise_baselines(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per rule (the doctor, the naive halving, the earlier rule): collapses reported within one logged point of
+    the halving and healthy runs it fires on; the live doctor's agreement and stops."""
+    col = [s for s in scored if s["outcome"] == "collapse" and s.get("halving_step") is not None]
+    healthy = [s for s in scored if s["outcome"] == "healthy"]
+    rows = {"doctor": {"within_one": sum(1 for s in col if s.get("report_latency") is not None
+                                         and s["report_latency"] <= 1),
+                       "healthy_fired": sum(1 for s in healthy if any(e[2] != "pending" for e in s["events"]))}}
+    for name in ("naive", "legacy"):
+        rows[name] = {"within_one": sum(1 for s in col if s.get(f"{name}_latency") is not None
+                                        and s[f"{name}_latency"] <= 1),
+                      "healthy_fired": sum(1 for s in healthy if s.get(f"{name}_step") is not None)}
+    lived = [s for s in scored if "equal" in s]
+    collapse_runs = [s for s in lived if s["outcome"] == "collapse"]
+    healthy_lived = [s for s in lived if s["outcome"] == "healthy"]
+    return {"collapses": len(col), "healthy": len(healthy), "rules": rows,
+            "live_equal": sum(1 for s in lived if s["equal"]), "live_runs": len(lived),
+            "stopped_collapses": sum(1 for s in collapse_runs if s["stopped"] is not None),
+            "collapse_runs": len(collapse_runs),
+            "stopped_healthy": sum(1 for s in healthy_lived if s["stopped"] is not None),
+            "healthy_runs": len(healthy_lived)}
+
+
+def format_baselines(b: dict[str, Any]) -> str:
+    def pct(a, n):
+        return f"{a}/{n}" + (f" ({100 * a / n:.0f} %)" if n else "")
+
+    names = {"doctor": "the doctor (`collapse`)", "naive": "raw reward below half its running max",
+             "legacy": "the project's earlier rule (whole-log windows)"}
+    lines = ["| rule | collapses reported within one logged point | healthy runs it fires on |", "|---|---|---|"]
+    for key, r in b["rules"].items():
+        lines.append(f"| {names[key]} | {pct(r['within_one'], b['collapses'])} | {pct(r['healthy_fired'], b['healthy'])} |")
+    lines += ["", f"Live `RunDoctor` (row by row, `stop_on_instability=True`): final status equal to `fit`'s on "
+              f"{pct(b['live_equal'], b['live_runs'])} runs; stopped {pct(b['stopped_collapses'], b['collapse_runs'])}"
+              f" collapsing runs and {pct(b['stopped_healthy'], b['healthy_runs'])} healthy runs (targets: all, "
+              "≥ 80 %, ≤ 2 %)."]
+    return "\n".join(lines)

@@ -109,7 +109,7 @@ def test_load_corpus_splits_by_source_and_checks_arguments():
     assert {r.split for r in v1} == {"dev", "test"}
     assert {r.split for r in runs if r.source == "project"} == {"dev"}   # v2 moved the v1 test families to dev
     with pytest.raises(ValueError, match="version"):
-        C.load_corpus(version=3)
+        C.load_corpus(version=4)
     bis = [r for r in runs if r.source == "bisection"]
     assert len(bis) > 500 and {r.outcome for r in bis} == {"healthy", "collapse"}
     with pytest.raises(ValueError, match="split"):
@@ -126,3 +126,17 @@ def test_lead_time_population_rule():
     else:
         assert r.in_lead_time_population == (int(np.searchsorted(steps, r.collapse_step)) >= 30)
     assert not math.isnan(r.meta["wander_sd"])
+
+
+def test_v3_adds_the_course_logs_to_dev_and_moves_the_shared_logs_to_dev():
+    from rlvr_dynamics.paths import SHARED_DIR
+
+    if not (SHARED_DIR / "grpo_logs_cs336" / "index.json").exists():
+        pytest.skip("../shared/grpo_logs_cs336 is not beside this checkout")
+    runs = C.load_corpus(sources=("cs336", "shared"))
+    cs = [r for r in runs if r.source == "cs336"]
+    assert len(cs) == 35 and {r.split for r in runs} == {"dev"}
+    collapses = [r for r in cs if r.outcome == "collapse"]
+    assert len(collapses) == 7 and all(r.collapse_step is not None for r in collapses)
+    assert sum(r.outcome == "healthy" for r in cs) == 25
+    assert all(r.split == "test" for r in C.load_corpus(sources=("shared",), version=2))

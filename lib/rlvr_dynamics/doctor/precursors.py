@@ -30,7 +30,8 @@ level)."""
 LENGTH_SHIFT = 2.0
 """Mean completion length: the trailing mean ≥ LENGTH_SHIFT × or ≤ 1/LENGTH_SHIFT × its running median."""
 CLIPPED = 0.5
-"""Share of completions cut at the length cap: trailing mean ≥ CLIPPED."""
+"""Share of completions cut at the length cap: trailing mean ≥ CLIPPED, after a value ≤ CLIPPED_FROM."""
+CLIPPED_FROM = 0.2
 KL_JUMP = 10.0
 """KL (|approx KL|): trailing mean ≥ KL_JUMP × its running median and ≥ KL_FLOOR."""
 KL_FLOOR = 0.01
@@ -56,7 +57,7 @@ SIGNALS = ("entropy_rise", "entropy_blowup", "length_cap", "length_shift", "kl_j
 SIGNAL_MEANING = {
     "entropy_rise": f"token entropy rises ≥ {ENTROPY_RISE}× its running minimum (and above its initial level)",
     "entropy_blowup": f"token entropy rises ≥ {ENTROPY_BLOWUP:g}× its running minimum (and above its initial level)",
-    "length_cap": f"≥ {CLIPPED:.0%} of completions cut at the length cap",
+    "length_cap": f"≥ {CLIPPED:.0%} of completions cut at the length cap (after ≤ {CLIPPED_FROM:.0%})",
     "length_shift": f"mean completion length moves ≥ {LENGTH_SHIFT}× (up or down) from its running median",
     "kl_jump": f"KL to the sampling policy ≥ {KL_JUMP:g}× its running median (and ≥ {KL_FLOOR})",
     "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median",
@@ -127,7 +128,10 @@ def entropy_blowup(h: np.ndarray) -> np.ndarray:
 
 
 def length_cap(c: np.ndarray) -> np.ndarray:
-    return _trailing(c) >= CLIPPED
+    """The clipped share's trailing mean reaches CLIPPED after a value at or below CLIPPED_FROM: completions *running
+    into* the cap (a run whose completions always hit a short cap is not heading anywhere)."""
+    was_low = np.maximum.accumulate(np.where(np.isfinite(c), c <= CLIPPED_FROM, False))
+    return was_low & (_trailing(c) >= CLIPPED)
 
 
 def length_shift(L: np.ndarray) -> np.ndarray:

@@ -26,8 +26,8 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       against the peak adds b.
     * Window ``w = clip(⌈((Z_DROP·√2 + b)·σ̂ / (G/2))²⌉, 2, W_MAX)``, ``G = peak − floor`` so far: the shortest
       trailing mean on which a halving is significant (2 points when the gain is large against the noise).
-    * Armed while the gain is significant: ``G > (Z_GAIN + b)·σ̂/√w``. The half line is drawn from the peak less
-      that lift, ``floor + ½·(G − b·σ̂/√w)``: the level the run reached, not its luckiest mean.
+    * Armed while the gain is significant: ``G > (Z_GAIN + b)·σ̂/√w``. On the adaptive window the half line is drawn
+      from the peak less that lift, ``floor + ½·(G − b·σ̂/√w)``: the level the run reached, not its luckiest mean.
     * Two trailing means are tested, each against its own running peak: the shortest (w = 2; its peak is the
       running maximum of 3-point medians, so that one spike of a heavy-tailed reward is not a level) and the
       adaptive one when it is longer than 2 and full (its peak from such windows only); either can report.
@@ -301,8 +301,9 @@ def _test(track: _Track, w: int, s_i: float, y_i: float, sigma: float, i: int, s
     bias = peak_bias(i, w)
     if not (sigma > 0 and gain > (Z_GAIN + bias) * se):
         return None
-    # the half line from the peak less its noise lift b·SE (the level the run reached, not its luckiest mean)
-    half = floor + 0.5 * max(gain - bias * se, 0.0)
+    # the adaptive (noisy) window draws its half line from the peak less its noise lift b·SE: the level the run
+    # reached, not its luckiest mean; the 2-point window's peak is already a running max of 3-point medians
+    half = floor + 0.5 * (max(gain - bias * se, 0.0) if w > 2 else gain)
     fall = track.hist[-1] - y_i
     jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
         fall > JUMP_OVER_LARGEST * largest_drop
