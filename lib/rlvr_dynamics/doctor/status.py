@@ -7,25 +7,25 @@ run is never read as a damped response and never called stable or plateaued.
 
 Vocabulary, in order of precedence (the first that applies is the status):
 
-==================  =============================================================================================
-``too short``       fewer than 4 logged rewards: nothing can be decided
-``collapsed``       the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak →
-                    now
-``collapsing``      a halving at the last logged point awaiting its confirmation, or the collapse warning on at the
-                    last point (reward falling with a leading signal, or three leading signals at once:
-                    :mod:`.precursors`): which signals
-``degenerate        the share of zero-std groups at :data:`~.precursors.ZERO_STD` or more over the last points
-groups``            (GRPO's advantages vanish: no learning signal), or the advantage-degeneracy detector on at the
-                    end
-``hacking           the reward-hacking detector fired (the training reward holds or rises while the held-out
-suspected``         evaluation or the correctness sub-reward falls)
-``unstable``        the reward crashed below half its gain for at least 5 logged points and came back (a temporary
-                    collapse)
-``noise only``      the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
-``rising``          the least-squares slope over the last quarter of the points (at least 10) is significantly
-                    positive (t > 2)
-``plateaued``       none of the above
-==================  =============================================================================================
+=====================  ==========================================================================================
+``too short``          fewer than 4 logged rewards: nothing can be decided
+``collapsed``          the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak
+                       → now
+``collapsing``         a halving at the last logged point awaiting its confirmation, or the collapse warning on at
+                       the last point (reward falling with a leading signal, or three leading signals at once:
+                       :mod:`.precursors`): which signals
+``degenerate groups``  the share of zero-std groups at :data:`~.precursors.ZERO_STD` or more over the last
+                       :data:`DEGENERATE_POINTS` points (GRPO's advantages vanish: no learning signal), or the
+                       advantage-degeneracy detector on at the end
+``hacking suspected``  the reward-hacking detector fired (the training reward holds or rises while the held-out
+                       evaluation or the correctness sub-reward falls)
+``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
+                       temporary collapse)
+``noise only``         the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
+``rising``             the least-squares slope over the last quarter of the points (at least 10) is significantly
+                       positive (t > 2)
+``plateaued``          none of the above
+=====================  ==========================================================================================
 
 ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
 (:data:`FAILURE_STATES`).
@@ -226,3 +226,71 @@ def _detections(log: RunLog, reward_bounds) -> dict[str, Any]:
 
     return {"advantage_degeneracy": detect_advantage_degeneracy(log, reward_bounds),
             "reward_hacking": detect_reward_hacking(log)}
+
+# --- the book's table of the vocabulary, generated from the module docstring (its one source) -----------------------
+
+STATUS_MD = "doctor_status.md"
+"""The page ``book/diagnose.md`` includes: :func:`status_table`, written by :func:`write_status_table`."""
+
+
+def status_rows() -> list[tuple[str, str]]:
+    """``(state, when)`` for each row of the vocabulary table in the module docstring, in its order (the order of
+    precedence). A row starts where the first column is not blank; the lines below it continue its second column.
+    ``tests/doctor/test_status_table.py`` checks the states against :data:`STATES`."""
+    lines = (__doc__ or "").split("\n")
+    borders = [i for i, ln in enumerate(lines) if ln.startswith("===") and set(ln) <= {"=", " "}]
+    if len(borders) < 2:
+        raise ValueError("doctor.status: the module docstring lacks its vocabulary table")
+    width = len(lines[borders[0]].split(" ")[0])
+    rows: list[tuple[str, list[str]]] = []
+    for ln in lines[borders[0] + 1: borders[1]]:
+        head, text = ln[:width].strip(), ln[width:].strip()
+        if head:
+            rows.append((head.strip("`"), [text]))
+        elif rows and text:
+            rows[-1][1].append(text)
+    return [(state, " ".join(parts)) for state, parts in rows]
+
+
+def _markdown_cell(text: str) -> str:
+    """Sphinx roles to inline code (a :data: constant with its value), RST literals to Markdown."""
+    import importlib
+    import re
+
+    def role(m: re.Match) -> str:
+        kind, target = m.group(1), m.group(2).lstrip("~")
+        name = target.rsplit(".", 1)[-1]
+        if kind == "data":
+            mod_name, _, attr = (target[1:] if target.startswith(".") else target).rpartition(".")
+            mod = importlib.import_module(f"{__package__}.{mod_name}" if mod_name else __name__)
+            value = getattr(mod, attr)
+            return f"`{name}` = {value:g}" if isinstance(value, (int, float)) else f"`{name}`"
+        full = f"{__package__}{target}" if target.startswith(".") else target
+        return f"`{full}`"
+
+    text = re.sub(r":(mod|data|func|class):`([^`]+)`", role, text)
+    return text.replace("``", "`").replace("|", "\\|")
+
+
+def status_table() -> str:
+    """The vocabulary as a Markdown table (precedence, state, failure or not, the live ``dynamics/status`` code,
+    when), from :func:`status_rows` and :data:`FAILURE_STATES`."""
+    out = ["<!-- generated from the docstring of rlvr_dynamics.doctor.status by status.write_status_table(); "
+           "do not edit -->", "",
+           "| precedence | state | failure | `dynamics/status` | when |",
+           "|---:|---|---|---:|---|"]
+    for k, (state, when) in enumerate(status_rows(), start=1):
+        failure = "**yes**" if state in FAILURE_STATES else "no"
+        code = STATES.index(state) if state in STATES else "?"
+        out.append(f"| {k} | `{state}` | {failure} | {code} | {_markdown_cell(when)} |")
+    return "\n".join(out) + "\n"
+
+
+def write_status_table(book_dir=None):
+    """Write :data:`STATUS_MD` (atomically) into ``book_dir`` (default ``book/``); returns its path."""
+    from pathlib import Path
+
+    from .._io import atomic_write_text
+    from ..paths import BOOK_DIR
+
+    return atomic_write_text(Path(book_dir if book_dir is not None else BOOK_DIR) / STATUS_MD, status_table())
