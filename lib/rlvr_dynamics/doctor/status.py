@@ -14,11 +14,10 @@ Vocabulary, in order of precedence (the first that applies is the status):
 ``collapsing``         a halving at the last logged point awaiting its confirmation, or the collapse warning on at
                        the last point (reward falling with a leading signal, or three leading signals at once:
                        :mod:`.precursors`): which signals
-``degenerate groups``  the share of zero-std groups at :data:`~.precursors.ZERO_STD` or more over the last
-                       :data:`DEGENERATE_POINTS` points (GRPO's advantages vanish: no learning signal), or the
-                       advantage-degeneracy detector on at the end
-``hacking suspected``  the reward-hacking detector fired (the training reward holds or rises while the held-out
-                       evaluation or the correctness sub-reward falls)
+``degenerate groups``  the advantage-degeneracy detector on in the last quarter of the run (most groups
+                       all-failed, so GRPO's advantages vanish, while learning has stalled)
+``hacking suspected``  the reward-hacking detector on in the last quarter of the run (the training reward holds or
+                       rises while the held-out evaluation or the correctness sub-reward falls)
 ``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
                        temporary collapse)
 ``noise only``         the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
@@ -57,8 +56,6 @@ RISING_MIN_POINTS = 10
 UNSTABLE_MIN_POINTS = 5
 """A recovered collapse makes the run ``unstable`` when it lasted at least this many logged points (a shorter dip is
 the noise of a one-prompt reward: the collapse report itself still lists it)."""
-DEGENERATE_POINTS = 3
-"""``degenerate groups`` needs the zero-std share at or above its threshold on each of the last this many points."""
 
 
 @dataclass(frozen=True)
@@ -162,14 +159,6 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
         return Status("collapsing", int(steps[-1]),
                       "collapse warning: " + "; ".join(pre.SIGNAL_MEANING[s] for s in on),
                       {"signals": on})
-    zero = log.diagnostic("frac_reward_zero_std")
-    if zero is not None:
-        z = zero[np.isfinite(zero)]
-        if z.size >= DEGENERATE_POINTS and np.all(z[-DEGENERATE_POINTS:] >= pre.ZERO_STD):
-            return Status("degenerate groups", int(log.steps[np.flatnonzero(np.isfinite(zero))[-1]]),
-                          f"{100 * float(np.mean(z[-DEGENERATE_POINTS:])):.0f} % of groups have zero reward std over "
-                          f"the last {DEGENERATE_POINTS} logged points: their advantages are 0, no learning signal",
-                          {"zero_std_share": float(np.mean(z[-DEGENERATE_POINTS:]))})
     dets = detections if detections is not None else _detections(log, reward_bounds)
     degenerate = _get(dets, "advantage_degeneracy")
     if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
@@ -177,7 +166,7 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
                       "advantage degeneracy: the share of all-failed groups stayed high while learning stalled "
                       f"(from step {degenerate['events'][-1]['step']})", {"events": len(degenerate["events"])})
     hacking = _get(dets, "reward_hacking")
-    if hacking and hacking.get("fired"):
+    if hacking and hacking.get("fired") and _on_at_end(hacking, steps):
         e = hacking["events"][-1]
         return Status("hacking suspected", e["step"],
                       f"the training reward held while {hacking['signal']} fell (reward-hacking detector, "
@@ -226,6 +215,7 @@ def _detections(log: RunLog, reward_bounds) -> dict[str, Any]:
 
     return {"advantage_degeneracy": detect_advantage_degeneracy(log, reward_bounds),
             "reward_hacking": detect_reward_hacking(log)}
+
 
 # --- the book's table of the vocabulary, generated from the module docstring (its one source) -----------------------
 
