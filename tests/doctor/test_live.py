@@ -68,7 +68,7 @@ def test_flags_are_set_in_the_report_that_finds_the_event():
         out = doctor.update(int(st), {k: v[i] for k, v in series.items()})
         if out.get("dynamics/flag/collapse_warning") == 1.0:
             flagged.append(int(st))
-        assert all(math.isfinite(v) for v in out.values())
+        assert all(abs(v) < 1e8 for v in out.values() if math.isfinite(v))    # NaN stays NaN: no ±1e9 sentinel
     reported = sorted({e["reported_at"] for e in doctor.events["collapse_warning"]})
     assert flagged == reported and flagged
 
@@ -133,23 +133,58 @@ def test_finish_gives_the_last_report_and_values_are_never_dropped():
             "dynamics/status", "dynamics/status_failure", "dynamics/should_stop"}
     final = doctor.finish()
     assert final and final == doctor.last_report
-    assert all(math.isfinite(v) for v in final.values())
     for f in ("plateau", "damping_ratio", "r2", "stability_margin"):
         assert {f"dynamics/{f}", f"dynamics/{f}_is_inf", f"dynamics/{f}_is_nan"} <= set(final), f
+        # a value and its markers agree: NaN exactly where _is_nan, ±inf exactly where _is_inf (never a sentinel)
+        v = final[f"dynamics/{f}"]
+        assert math.isnan(v) == (final[f"dynamics/{f}_is_nan"] == 1), f
+        assert (math.isinf(v) and math.copysign(1, v) or 0) == final[f"dynamics/{f}_is_inf"], f
+    assert all(abs(v) < 1e8 for v in final.values() if math.isfinite(v))   # no ±1e9 stand-in anywhere
     assert final["dynamics/should_stop"] == 0.0
     assert all(f"dynamics/flag/{name}" in final for name in dg.DETECTORS)
 
 
-def test_sentinels_for_infinite_and_undefined_values():
+def test_nan_and_inf_are_logged_as_they_are():
+    """Issue 32 item 4: trackers draw NaN as a gap; a −1e9 sentinel flattened every TensorBoard/W&B chart."""
     from rlvr_dynamics.doctor import live
 
     out = {}
     live._emit(out, "stability_margin", math.inf)
+    live._emit(out, "damping_ratio", -math.inf)
     live._emit(out, "plateau", math.nan)
     live._emit(out, "r2", 0.5)
-    assert out["dynamics/stability_margin"] == live.INF_SENTINEL and out["dynamics/stability_margin_is_inf"] == 1
-    assert out["dynamics/plateau"] == live.NAN_SENTINEL and out["dynamics/plateau_is_nan"] == 1
+    live._emit(out, "noise_ceiling", None)
+    assert out["dynamics/stability_margin"] == math.inf and out["dynamics/stability_margin_is_inf"] == 1
+    assert out["dynamics/damping_ratio"] == -math.inf and out["dynamics/damping_ratio_is_inf"] == -1
+    assert math.isnan(out["dynamics/plateau"]) and out["dynamics/plateau_is_nan"] == 1
+    assert math.isnan(out["dynamics/noise_ceiling"]) and out["dynamics/noise_ceiling_is_nan"] == 1
     assert out["dynamics/r2"] == 0.5 and out["dynamics/r2_is_inf"] == 0 and out["dynamics/r2_is_nan"] == 0
+    assert not hasattr(live, "NAN_SENTINEL") and not hasattr(live, "INF_SENTINEL")
+
+
+def test_noise_ceiling_undefined_is_nan_not_a_sentinel():
+    """A constant reward has no variance to explain: its noise ceiling is undefined and is logged as NaN."""
+    doctor = RunDoctor(every=1)
+    out = {}
+    for st in range(1, 9):
+        out = doctor.update(st, {"reward": 0.5}) or out
+    assert "dynamics/noise_ceiling" in out and math.isnan(out["dynamics/noise_ceiling"])
+
+
+def test_finish_after_a_report_at_the_last_row_repeats_nothing():
+    """Issue 32 item 1: when the last update already brought a report (max_steps a multiple of ``every``), finish()
+    returns {} — logging a second report at that step, its one-report flags back at 0, made a step logged twice
+    with different values that ``rlvr-dynamics fit`` refused. Without such a report, finish() reports."""
+    steps, series = _metrics()
+    doctor = RunDoctor(every=10, refresh_interval=1)
+    for i, st in enumerate(steps[:60]):
+        out = doctor.update(int(st), {k: v[i] for k, v in series.items()})
+    assert "dynamics/noise_ceiling" in out          # row 60: a report
+    assert doctor.finish() == {}
+    doctor.update(int(steps[60]), {k: v[60] for k, v in series.items()})
+    final = doctor.finish()
+    assert "dynamics/noise_ceiling" in final and final == doctor.last_report
+    assert doctor.finish() == {}                    # and only once
 
 
 def test_benchmark_live_measures_stops_and_agreement():
@@ -175,7 +210,7 @@ def test_live_margin_above_one_needs_an_unstable_verdict():
     a run exactly as ``rlvr-dynamics fit`` does."""
     import numpy as np
 
-    from rlvr_dynamics.doctor.live import NAN_SENTINEL, VERDICT_CODES, RunDoctor
+    from rlvr_dynamics.doctor.live import VERDICT_CODES, RunDoctor
 
     rng = np.random.default_rng(11)
     steps = np.arange(1, 301)
@@ -186,7 +221,7 @@ def test_live_margin_above_one_needs_an_unstable_verdict():
         if out and "dynamics/stability_margin" in out:
             m = out["dynamics/stability_margin"]
             verdict = VERDICT_CODES[int(out["dynamics/verdict"])]
-            assert m == NAN_SENTINEL or m < 1 or verdict == "unstable", (s, m, verdict)
+            assert math.isnan(m) or m < 1 or verdict == "unstable", (s, m, verdict)
 
 
 def _replay(folder, **kw):

@@ -61,7 +61,8 @@ it happened (``step``) and the step of the report (or stop check) that found it 
 dated at the report that makes them. ``bench/doctor_eval`` measures it on the corpus.
 
 **Output fields** (every report has every key below, except the fit fields when no law could be fitted and
-``stability_margin`` without ``refresh_interval``; values are always finite floats — sentinels below):
+``stability_margin`` without ``refresh_interval``; an undefined value is logged as NaN and an infinite one as ±inf,
+which trackers draw as gaps — never a stand-in number):
 
 ===================================  =====================================================  ======  =============
 field                                meaning                                                unit    claim
@@ -97,21 +98,25 @@ field                                meaning                                    
 ``dynamics/stability_margin``        m = ηK·K_ref/(1−μ) of the law read and K_ref           1       P1-C10
                                      (unstable at m ≥ 1; above 1 only with an ``unstable``
                                      verdict); NaN when the verdict is undetermined or
-                                     noise only; +inf (no stable solution) → 1e9
+                                     noise only; +inf when no stable solution exists
 ``dynamics/flag/<detector>``         1 if this report (or a stop check since the last       0/1     P1-C13 (the
-                                     report) found a new event of that detector, else 0             four), P2-C6
-                                                                                                    (collapse)
+                                     report) found a new event of that detector, else 0: a          four), P2-C6
+                                     pulse, back to 0 at the next report (:attr:`fired`             (collapse)
+                                     keeps each detector's first event)
 ``dynamics/should_stop``             1 once the stop rule has fired (only with              0/1     P1-C10, P2-C6
                                      ``stop_on_instability``), else 0
 ``dynamics/<field>_is_inf``          for ``stability_margin``, ``plateau``,                 −1/0/1  —
-                                     ``damping_ratio``, ``r2``: 1 (+inf, value 1e9), −1
-                                     (−inf, value −1e9), else 0
-``dynamics/<field>_is_nan``          same fields: 1 when the value is undefined (NaN,       0/1     —
-                                     value written as −1e9), else 0
+                                     ``damping_ratio``, ``r2``: 1 when the value is +inf,
+                                     −1 when −inf, else 0 (a chartable marker)
+``dynamics/<field>_is_nan``          same fields: 1 when the value is undefined (NaN),      0/1     —
+                                     else 0 (a chartable marker of the gap)
 ===================================  =====================================================  ======  =============
 
-Sentinels: +inf → :data:`INF_SENTINEL` = 1e9, −inf → −1e9, NaN → :data:`NAN_SENTINEL` = −1e9, each with its
-``_is_inf`` / ``_is_nan`` flag, so no value is ever dropped. The last report of a run comes from :meth:`finish`.
+Codes (``dynamics/status``, ``dynamics/verdict``, ``dynamics/law``) are numbers because trackers chart scalars; this
+table is their legend (also on the book's "Diagnose a run" page). Flags (``dynamics/flag/<detector>``) are pulses: 1
+in the report that finds a new event, 0 in the next one. NaN and ±inf are logged as they are (no sentinel such as
+−1e9 that would flatten a chart), with the ``_is_inf`` / ``_is_nan`` markers beside the four fields that can take
+them. The last report of a run comes from :meth:`finish`.
 """
 from __future__ import annotations
 
@@ -132,12 +137,8 @@ STOP_WINDOW = 20
 """Logged rows within which an instability event and a collapse warning must both lie to stop (module docstring)."""
 VERDICT_CODES = ("stable", "unstable", "undetermined", "noise only", "not read")
 """``dynamics/verdict``: the index of the reading's verdict (:mod:`.reading.dynamics`) in this tuple."""
-INF_SENTINEL = 1e9
-"""Written for +inf (−INF_SENTINEL for −inf), with ``dynamics/<field>_is_inf``."""
-NAN_SENTINEL = -1e9
-"""Written for an undefined value (NaN), with ``dynamics/<field>_is_nan``."""
-SENTINEL_FIELDS = ("plateau", "damping_ratio", "r2", "stability_margin")
-"""Fields that can be infinite or undefined: each comes with ``_is_inf`` and ``_is_nan`` flags."""
+MARKED_FIELDS = ("plateau", "damping_ratio", "r2", "stability_margin")
+"""Fields that can be infinite or undefined: each comes with ``_is_inf`` and ``_is_nan`` markers."""
 STOP_DETECTORS = ("dynamical_instability", "collapse_warning")
 
 
@@ -177,6 +178,7 @@ class RunDoctor:
         self.status: Status | None = None
         """The run's status after the latest update with a reward (None before the first)."""
         self._status_rewards = 0
+        self._report_rows = -1             # rows recorded at the latest report
         self._tracker = CollapseTracker(reward_bounds)
         self._fed: list[int] = []          # the reward steps fed to the tracker, in order
         self._cross: dict[str, np.ndarray] | None = None
@@ -323,8 +325,8 @@ class RunDoctor:
 
     # ------------------------------------------------------------------------------------------------- reports
     def report(self) -> dict[str, float]:
-        """Fit, forecast and diagnose now; the ``dynamics/*`` scalars (all finite: sentinels in the module
-        docstring). ``{}`` before ``min_points`` rewards."""
+        """Fit, forecast and diagnose now; the ``dynamics/*`` scalars (NaN where undefined, ±inf where infinite:
+        module docstring). ``{}`` before ``min_points`` rewards."""
         log = self.log()
         if log is None:
             return {}
@@ -341,7 +343,7 @@ class RunDoctor:
                       p1_laws=False, diagnostics=False, fits=fits, stop=self.stop_reason)
         self._update_status()
         out: dict[str, float] = self._status_fields()
-        out["dynamics/noise_ceiling"] = _finite(noise_ceiling(reward))
+        out["dynamics/noise_ceiling"] = _float(noise_ceiling(reward))
         verdict = rep["dynamics"]["verdict"]
         out["dynamics/verdict"] = float(VERDICT_CODES.index(verdict))
         margin = None
@@ -367,12 +369,17 @@ class RunDoctor:
         self._pending.clear()
         self._apply_stop_rule(log)
         out["dynamics/should_stop"] = float(self.should_stop)
-        self.last_report = {k: _finite(v) for k, v in out.items()}
+        self.last_report = {k: _float(v) for k, v in out.items()}
+        self._report_rows = len(self._rows)
         return dict(self.last_report)
 
     def finish(self) -> dict[str, float]:
-        """The last report at the end of training (whatever ``every``): :meth:`report` on everything logged, ``{}``
-        before ``min_points`` rewards."""
+        """The last report at the end of training (whatever ``every``): :meth:`report` on everything logged; ``{}``
+        before ``min_points`` rewards, and ``{}`` when the latest :meth:`update` already brought a report on every
+        row (logging a second report at that step would repeat it, with its one-report flags at 0: a step logged
+        twice with different values, which no log reader accepts; :attr:`last_report` holds it)."""
+        if self.last_report and self._report_rows == len(self._rows):
+            return {}
         self._since = 0
         return self.report()
 
@@ -416,22 +423,19 @@ def field_table() -> list[dict[str, str]]:
     return rows
 
 
-def _finite(v) -> float:
-    v = float(v)
-    if math.isnan(v):
-        return NAN_SENTINEL
-    if math.isinf(v):
-        return INF_SENTINEL if v > 0 else -INF_SENTINEL
-    return v
+def _float(v) -> float:
+    """``v`` as a float, NaN and ±inf kept (trackers draw them as gaps; a stand-in number would flatten the chart);
+    NaN when ``v`` is not a number."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _emit(out: dict[str, float], field: str, value) -> None:
-    """``dynamics/<field>`` with its sentinel and its ``_is_inf`` / ``_is_nan`` flags (module docstring)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    out[f"dynamics/{field}"] = _finite(v)
+    """``dynamics/<field>`` (NaN or ±inf as they are) and its ``_is_inf`` / ``_is_nan`` markers (module docstring)."""
+    v = _float(value)
+    out[f"dynamics/{field}"] = v
     out[f"dynamics/{field}_is_inf"] = float(np.sign(v)) if math.isinf(v) else 0.0
     out[f"dynamics/{field}_is_nan"] = float(math.isnan(v))
 
