@@ -51,10 +51,10 @@ def _expand(paths: list[str]) -> list[str] | None:
     path = Path(paths[0])
     if not path.is_dir():
         return None
-    from ..runs.logs import load_log
+    from ..runs.logs import resolved_source
 
     try:
-        load_log(path)
+        resolved_source(path)     # a run folder (a log is found in it): its report, or the real cause of its error
         return None
     except ValueError:
         pass
@@ -158,7 +158,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError("--json, --html and --png take one LOG")
         return _cmd_many(many, args)
     args.log = args.log[0]
-    from ..runs.hyperparams import find_hyperparameters, merge
+    from ..runs.hyperparams import hyperparameters_beside, merge
 
     if args.momentum is not None and args.refresh_interval is None:
         raise ValueError("--momentum needs --refresh-interval (K_ref = steps_per_generation × num_iterations); "
@@ -168,8 +168,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
     if Path(args.log).is_dir():   # a folder: say which of its logs was read (TRL: the newer of checkpoint and events)
         print(f"rlvr-dynamics fit: read {log.source}", file=sys.stderr)
-    flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None}
-    hp, notes = merge(flags, find_hyperparameters(args.log) if not args.no_config else {})
+    flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None,
+             "num_generations": None}
+    hp, notes = merge(flags, hyperparameters_beside(log.source, args.log) if not args.no_config else {})
     for note in notes:
         print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     try:
@@ -198,10 +199,16 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def add_fit_subcommand(sub) -> None:
     """Register ``fit`` on the top-level ``rlvr-dynamics`` parser."""
     p = sub.add_parser("fit", help="fit, forecast and diagnose a GRPO training log",
-                       description="LOG: a TRL trainer_state.json, a TRL output_dir (latest checkpoint) or checkpoint "
-                                   "folder, a CSV with a step column (project metrics.csv, W&B or TensorBoard UI "
-                                   "export), JSON Lines (verl file logger), a verl console log, or an MLflow run "
-                                   "folder / metric file.")
+                       description="LOG: a TRL trainer_state.json; a TRL output_dir (read from whichever of its "
+                                   "latest checkpoint-N/trainer_state.json and its TensorBoard event files under "
+                                   "runs/ was written last: a run stopped between two saves is read to its last "
+                                   "logged step; stderr names the file read) or checkpoint folder; TensorBoard event "
+                                   "files (events.out.tfevents.*) or a folder of them; a CSV with a step column "
+                                   "(project metrics.csv, W&B or TensorBoard UI export); JSON Lines (verl file "
+                                   "logger); a verl console log; or an MLflow run folder / metric file. Learning "
+                                   "rate, momentum, K_ref and num_generations are read from the files the trainer "
+                                   "leaves beside the log read (training_args.bin, the TensorBoard 'args' text, a "
+                                   "config), unless --no-config.")
     p.add_argument("log", nargs="*", help="path to the log file or folder; several, or a folder of logs: one line "
                                           "per run")
     p.add_argument("--reward-column", help="column to fit (default: first of reward, critic/score/mean, …)")
@@ -219,7 +226,8 @@ def add_fit_subcommand(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the full report as strict JSON")
     p.add_argument("--quick", action="store_true", help="skip P1's multi-start reference fits (most of the time)")
     p.add_argument("--no-config", action="store_true",
-                   help="do not read learning rate, momentum and K_ref from a config beside the log")
+                   help="do not read learning rate, momentum, K_ref and num_generations from the files beside "
+                        "the log")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (figure embedded)")
     p.add_argument("--png", metavar="FILE", help="write the report figure as PNG")
     p.set_defaults(func=_cmd_fit)

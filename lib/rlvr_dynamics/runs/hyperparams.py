@@ -1,7 +1,10 @@
 """The hyper-parameters P1's oscillator reading needs — learning rate η, momentum μ (Adam β1) and the refresh
-interval K_ref — read from the files a trainer leaves beside its log, when they are there.
+interval K_ref — and the group size G (``num_generations``, the completions per prompt), read from the files a
+trainer leaves beside its log, when they are there.
 
-Looked for, from the log's folder up to two levels above it (and, in each, TensorBoard's ``runs/*/`` folders):
+Looked for beside the log that was read (:func:`hyperparameters_beside`: a TRL ``output_dir`` with checkpoints only is
+read from ``checkpoint-N/trainer_state.json``, whose ``training_args.bin`` sits beside it), from its folder up to two
+levels above it (and, in each, TensorBoard's ``runs/*/`` folders); then beside the path given:
 
 - this project's run folder: ``config.json`` (``config.learning_rate``, ``config.momentum``, ``refresh_interval``);
 - TRL / transformers:
@@ -13,13 +16,13 @@ Looked for, from the log's folder up to two levels above it (and, in each, Tenso
     ``TrainingArguments`` as JSON);
   - ``training_args.json``, ``args.json`` or ``trainer_config.json`` (a JSON dump of the ``GRPOConfig``).
 
-  From any of them: ``learning_rate``, ``adam_beta1`` (default 0.9 when absent), and
+  From any of them: ``learning_rate``, ``adam_beta1`` (default 0.9 when absent), ``num_generations`` (G), and
   K_ref = ``steps_per_generation`` × ``num_iterations`` / ``gradient_accumulation_steps`` (TRL generates once per
   ``steps_per_generation × num_iterations`` micro-batches and steps the optimizer once per
   ``gradient_accumulation_steps`` of them; ``steps_per_generation`` defaults to ``gradient_accumulation_steps``, so
   TRL's defaults give K_ref = ``num_iterations``), rounded to an integer ≥ 1;
 - verl (Hydra): ``.hydra/config.yaml`` or ``config.yaml``: ``actor_rollout_ref.actor.optim.lr``,
-  ``…optim.betas[0]`` (default 0.9), K_ref = ``ppo_epochs`` × ``data.train_batch_size`` /
+  ``…optim.betas[0]`` (default 0.9), G = ``actor_rollout_ref.rollout.n``, K_ref = ``ppo_epochs`` × ``data.train_batch_size`` /
   ``actor_rollout_ref.actor.ppo_mini_batch_size`` (optimizer steps between two rollouts).
 
 Flags given on the command line win; :func:`merge` says which came from where and warns when only part of what the
@@ -31,7 +34,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-NAMES = ("learning_rate", "momentum", "refresh_interval")
+NAMES = ("learning_rate", "momentum", "refresh_interval", "num_generations")
 
 
 def _get(d: Any, dotted: str):
@@ -50,13 +53,19 @@ def _num(x) -> float | None:
     return v if v == v and abs(v) != float("inf") else None
 
 
+def _int(x) -> int | None:
+    v = _num(x)
+    return int(v) if v is not None and v == int(v) and v >= 1 else None
+
+
 def _from_project(path: Path) -> dict[str, Any] | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     cfg = data.get("config") if isinstance(data, dict) else None
     if not isinstance(cfg, dict) or "learning_rate" not in cfg:
         return None
     return {"learning_rate": _num(cfg.get("learning_rate")), "momentum": _num(cfg.get("momentum")),
-            "refresh_interval": int(data["refresh_interval"]) if _num(data.get("refresh_interval")) else None}
+            "refresh_interval": int(data["refresh_interval"]) if _num(data.get("refresh_interval")) else None,
+            "num_generations": _int(cfg.get("num_generations"))}
 
 
 def trl_refresh_interval(cfg: dict[str, Any]) -> int:
@@ -72,7 +81,7 @@ def _from_trl_dict(cfg: Any) -> dict[str, Any] | None:
     if not isinstance(cfg, dict) or "learning_rate" not in cfg:
         return None
     return {"learning_rate": _num(cfg.get("learning_rate")), "momentum": _num(cfg.get("adam_beta1", 0.9)),
-            "refresh_interval": trl_refresh_interval(cfg)}
+            "refresh_interval": trl_refresh_interval(cfg), "num_generations": _int(cfg.get("num_generations"))}
 
 
 def _from_trl(path: Path) -> dict[str, Any] | None:
@@ -190,7 +199,7 @@ def _from_verl(path: Path) -> dict[str, Any] | None:
         return None
     betas = _get(actor, "optim.betas") or [0.9]
     out = {"learning_rate": _num(_get(actor, "optim.lr")), "momentum": _num(betas[0]) if betas else None,
-           "refresh_interval": None}
+           "refresh_interval": None, "num_generations": _int(_get(cfg, "actor_rollout_ref.rollout.n"))}
     batch, mini, epochs = (_num(_get(cfg, "data.train_batch_size")), _num(actor.get("ppo_mini_batch_size")),
                            _num(actor.get("ppo_epochs")) or 1)
     if batch and mini:
@@ -229,7 +238,18 @@ def find_hyperparameters(log_path: str | Path) -> dict[str, Any]:
                 continue
             if found:
                 return {**found, "source": f"{f} (TensorBoard 'args' text)"}
-    return {"learning_rate": None, "momentum": None, "refresh_interval": None, "source": None}
+    return {"learning_rate": None, "momentum": None, "refresh_interval": None, "num_generations": None,
+            "source": None}
+
+
+def hyperparameters_beside(source: str | Path, given: str | Path | None = None) -> dict[str, Any]:
+    """:func:`find_hyperparameters` beside the log that was read (``source``, e.g. ``RunLog.source``:
+    ``out/checkpoint-6/trainer_state.json`` or ``out/runs/<date>``), then, when nothing is found there, beside the
+    path the user gave (``given``, e.g. ``out``)."""
+    found = find_hyperparameters(source)
+    if found["source"] is None and given is not None and Path(given) != Path(source):
+        found = find_hyperparameters(given)
+    return found
 
 
 def merge(flags: dict[str, Any], found: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -220,6 +220,10 @@ def _read_rows(path: Path) -> _Rows:
         if isinstance(data, dict):
             if "log_history" in data:
                 return _rows_from_trainer_state(path, data)
+            if not any(str(k).lower() in STEP_COLUMNS for k in data) and not isinstance(data.get("data"), dict):
+                raise ValueError(f"{path}: a JSON object that is not a training log (no 'log_history' list, no step "
+                                 f"key; keys {sorted(map(str, data))[:8]}): a model or run config? Point at the "
+                                 "run's trainer_state.json, metrics.csv, event files or its output folder")
             return _rows_from_jsonl(path, stripped)
     if stripped.startswith("{"):
         return _rows_from_jsonl(path, text)

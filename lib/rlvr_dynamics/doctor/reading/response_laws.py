@@ -357,7 +357,9 @@ def stability_margin(c_over_k: float, c_over_k_sd: float | None, refresh_interva
     fitted C/K (steps) and the run's K_ref, with an 80 % interval by the delta method (μ cancels out of m).
 
     C/K < 0 (a growing fit) gives m > 1; C/K ≤ −K_ref has no positive solution (reported as ``inf``: unstable
-    beyond what the single-curvature model describes).
+    beyond what the single-curvature model describes). ``unstable`` is ``"yes"`` only when the interval lies at or
+    above 1 *and* has a width: a zero-width interval (C/K fitted at its bound with no spread, e.g. ``[1.0, 1.0]``)
+    is ``"undecided"``.
     """
     k_ref = float(refresh_interval)
     denom = c_over_k + k_ref
@@ -371,6 +373,8 @@ def stability_margin(c_over_k: float, c_over_k_sd: float | None, refresh_interva
         m_lo = k_ref / (hi_c + k_ref) if hi_c + k_ref > 0 else math.inf
         iv = [m_lo, m_hi]
     unstable = bool(m >= 1) if iv is None else ("yes" if iv[0] >= 1 else "no" if iv[1] < 1 else "undecided")
+    if iv is not None and unstable == "yes" and not iv[1] - iv[0] > 1e-6 * m:
+        unstable = "undecided"      # a zero-width interval ([1.0, 1.0]): C/K stuck at its bound, no evidence
     return {"margin": _num(m) if math.isfinite(m) else "inf", "margin_80": None if iv is None else
             [_num(x) if math.isfinite(x) else "inf" for x in iv], "unstable": unstable}
 

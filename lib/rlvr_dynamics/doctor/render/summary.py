@@ -14,7 +14,8 @@ import numpy as np
 from ...runs.logs import RunLog
 
 HP_SYMBOLS = (("learning_rate", "η", "learning rate"), ("momentum", "μ", "momentum (Adam β1)"),
-              ("refresh_interval", "K_ref", "refresh interval"))
+              ("refresh_interval", "K_ref", "refresh interval"), ("num_generations", "G", "group size (completions "
+                                                                                    "per prompt)"))
 
 _LOG_FILES = ("trainer_state.json", "metrics.csv", "config.json", "training_args.bin")
 
@@ -72,12 +73,12 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-_NOTE = re.compile(r"^(learning_rate|momentum|refresh_interval) = \S+ read from (.+)$")
+_NOTE = re.compile(r"^(learning_rate|momentum|refresh_interval|num_generations) = \S+ read from (.+)$")
 
 
 def hyperparameter_rows(report: dict[str, Any], hyperparameters: dict[str, Any] | None = None,
                         log: RunLog | None = None) -> list[dict[str, Any]]:
-    """η, μ, K_ref with their value (None when not found) and where each came from.
+    """η, μ, K_ref and G with their value (None when not found) and where each came from.
 
     Taken from ``hyperparameters`` when given — the dict of :func:`~rlvr_dynamics.runs.hyperparams.find_hyperparameters` (one
     ``source`` for all) or the CLI's ``{…, "notes": [...]}`` (:func:`~rlvr_dynamics.runs.hyperparams.merge`: "read from" notes; a value
@@ -118,7 +119,7 @@ def _hp_value(row: dict[str, Any]) -> str:
     v = row["value"]
     if v is None:
         return "not found"
-    if row["name"] == "refresh_interval":
+    if row["name"] in ("refresh_interval", "num_generations"):
         return str(int(round(float(v))))
     return f"{float(v):g}"
 
