@@ -113,7 +113,7 @@ def _yes(ok) -> str:
     return "n/a" if ok is None else ("**yes**" if ok else "**no**")
 
 
-def targets_table(fbench, sbench, rbench, dbench, speed_rows) -> str:
+def targets_table(fbench, sbench, rbench, dbench, speed_rows, fail: dict | None = None) -> str:
     """One row per target of issue 19 with the measured value, persistence and MMF beside it where they apply."""
     lines = ["| target | the project | persistence | MMF | met |", "|---|---|---|---|---|"]
     for label, bench in (("corpus test part", fbench), ("the 15 shared logs", sbench)):
@@ -123,6 +123,13 @@ def targets_table(fbench, sbench, rbench, dbench, speed_rows) -> str:
             f, p, m = (e[k]["median_error"] for k in ("forecast", "persistence", "mmf"))
             lines.append(f"| forecast median error, {float(frac):.0%} prefix, {label} (below both) | {f:.3f} | "
                          f"{p:.3f} | {m:.3f} | {_yes(f < p and f < m)} |")
+        for frac, e in bench["prefixes"].items():
+            if "coverage" in e:
+                cov, wid = e["coverage"], e["median_width"]
+                ok = 0.7 <= cov <= 0.9 and (float(frac) < 0.3 or wid <= 0.5)
+                lines.append(f"| 80 % interval, {float(frac):.0%} prefix, {label}: coverage 70–90 % at a median width "
+                             f"(share of the range) ≤ 0.5 from the 30 % prefix | {_pct(cov)}, width {wid:.2f} | | | "
+                             f"{_yes(ok)} |")
         over = [sum(e[k]["over_range"] for e in bench["prefixes"].values()) for k in ("forecast", "persistence",
                                                                                        "mmf")]
         lines.append(f"| forecasts off by more than 1× the range, {label} (0) | {over[0]} | {over[1]} | {over[2]} | "
@@ -130,7 +137,8 @@ def targets_table(fbench, sbench, rbench, dbench, speed_rows) -> str:
         for cls, c in bench["noise_classes"].items():
             cov = c["coverage"]
             lines.append(f"| 80 % interval coverage, {cls} runs, {label} (70–90 %, {c['n']} forecasts) | "
-                         f"{_pct(cov)} | | | {_yes(None if cov is None else 0.7 <= cov <= 0.9)} |")
+                         f"{_pct(cov)}, width {c['median_width']:.2f} | | | "
+                         f"{_yes(None if cov is None else 0.7 <= cov <= 0.9)} |")
     for name, t in rbench["targets"].items():
         lines.append(f"| reading: {name} | {t['unstable']}/{t['n']} ({_pct(t['rate'])}) | | | {_yes(t['met'])} |")
     for name, d in dbench["detectors"].items():
@@ -148,6 +156,34 @@ def targets_table(fbench, sbench, rbench, dbench, speed_rows) -> str:
                  f"{_yes(a['equal'] == a['runs'])} |")
     lines.append(f"| `stop_on_instability` stops healthy runs (≤ 2 %) | {h['stopped']}/{h['runs']} "
                  f"({_pct(h['rate'])}) | | | {_yes(h['rate'] <= 0.02)} |")
+    for label, f in (fail or {}).items():
+        t, b = f["targets"], f["baselines"]
+        n, h = t["collapses"], t["healthy"]
+        naive, legacy = b["rules"]["naive"], b["rules"]["legacy"]
+
+        def frac(a, m):
+            return f"{a}/{m} ({_pct(a / m) if m else 'n/a'})"
+
+        lines += [f"| collapse reported within one logged point of the halving (≥ 90 %), {label} | "
+                  f"{frac(t['reported_within_one'], n)} | raw halving {frac(naive['within_one'], n)} | earlier rule "
+                  f"{frac(legacy['within_one'], n)} | {_yes(n and t['reported_within_one'] / n >= 0.9)} |",
+                  f"| collapse warned ≥ 1 logged point ahead (≥ 50 %), {label} | {frac(t['warned_ahead'], n)} | | | "
+                  f"{_yes(n and t['warned_ahead'] / n >= 0.5)} |",
+                  f"| collapsed runs with a healthy status (0), {label} | "
+                  f"{frac(t['collapsed_with_healthy_status'], t['collapse_runs'])} | | | "
+                  f"{_yes(t['collapsed_with_healthy_status'] == 0)} |",
+                  f"| healthy runs with a failure status (≤ 5 %), {label} | "
+                  f"{frac(t['healthy_with_failure_status'], h)} | raw halving fires on {frac(naive['healthy_fired'], h)}"
+                  f" | earlier rule {frac(legacy['healthy_fired'], h)} | "
+                  f"{_yes(h and t['healthy_with_failure_status'] / h <= 0.05)} |"]
+        if b["live_runs"]:
+            lines += [f"| live status equals `fit`'s, {label} | {frac(b['live_equal'], b['live_runs'])} | | | "
+                      f"{_yes(b['live_equal'] == b['live_runs'])} |",
+                      f"| live stop on collapsing runs (≥ 80 %), {label} | "
+                      f"{frac(b['stopped_collapses'], b['collapse_runs'])} | | | "
+                      f"{_yes(b['collapse_runs'] and b['stopped_collapses'] / b['collapse_runs'] >= 0.8)} |",
+                      f"| live stop on healthy runs (≤ 2 %), {label} | {frac(b['stopped_healthy'], b['healthy_runs'])}"
+                      f" | | | {_yes(b['healthy_runs'] and b['stopped_healthy'] / b['healthy_runs'] <= 0.02)} |"]
     for r in speed_rows or []:
         lines.append(f"| speed: {r['what']} (≤ {r['target']:g} s) | {r['value']:.2f} s | | | "
                      f"{_yes(r['value'] <= r['target'])} |")
@@ -371,7 +407,7 @@ def main() -> None:
         speed_rows = speed()
         sections.append(("Speed", "\n".join(f"- {r['what']}: {r['text']}" for r in speed_rows)))
     sections.insert(0, ("Targets (fixed before scoring) on the " + args.split + " part: the project beside the baselines",
-                        targets_table(fbench, sbench, rbench, dbench, speed_rows)))
+                        targets_table(fbench, sbench, rbench, dbench, speed_rows, fail_summary)))
     text = "\n\n".join(f"**{title}**\n\n{body}" for title, body in sections)
     print(text)
     print(f"\n({time.perf_counter() - t_start:.0f} s; tools hash {tools_hash()})")

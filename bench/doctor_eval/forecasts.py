@@ -227,6 +227,8 @@ def benchmark_forecasts(runs, *, prefixes: Iterable[float] = PREFIXES, conformal
             entry[mth] = {"median_error": float(np.median(e)) if e.size else math.nan,
                           "within": float(np.mean(e <= tolerance)) if e.size else math.nan,
                           "over_range": int(np.sum(e > 1.0))}
+        entry["coverage"] = float(np.mean([x["covered"] for x in sel])) if sel else math.nan
+        entry["median_width"] = float(np.median([x["interval_width"] for x in sel])) if sel else math.nan
         per[frac] = entry
     classes = {}
     for c in NOISE_CLASSES:
