@@ -281,42 +281,120 @@ def test_gradient_checkpointing_off_changes_no_number(cache, tmp_path):
         assert off[col] == pytest.approx(on[col], rel=1e-6, abs=1e-9), col
 
 
-def test_trl_user_end_to_end_tensorboard_then_fit_html(cache, tmp_path, capsys):
-    """As a TRL user runs it: a plain GRPOConfig with report_to="tensorboard", the callback added the TRL way with a
-    RunDoctor, then ``rlvr-dynamics fit output_dir --html``: the report names the run and reads η, β1 and K_ref from
-    TRL's own files (training_args.bin in the checkpoints, the 'args' text in the event files)."""
-    pytest.importorskip("tensorboard")
+def _trl_user_trainer(cfg, out, *, reward_funcs=None, **overrides):
+    """A GRPOTrainer as a TRL user builds it: a plain GRPOConfig (TRL's default ``logging_steps``, 10, unless
+    overridden), the tiny model saved as a folder, the task's reward."""
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from rlvr_dynamics.cli import main
-    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
     from rlvr_dynamics.grpo.runner import resolve_model, training_dataset
     from rlvr_dynamics.grpo.tasks import make_reward_function
-    from rlvr_dynamics.doctor.live import RunDoctor
 
-    cfg = smoke_config(max_steps=6)
     model_path, _ = resolve_model(cfg)
+    kw = dict(output_dir=str(out), max_steps=40, per_device_train_batch_size=16, num_generations=4,
+              max_completion_length=cfg.max_completion_length, learning_rate=2e-3, adam_beta1=0.8, num_iterations=2,
+              steps_per_generation=1, gradient_accumulation_steps=1, save_steps=20, report_to="tensorboard",
+              use_cpu=True, bf16=False, beta=0.0, loss_type="grpo", disable_tqdm=True, seed=3)
+    kw.update(overrides)
+    return GRPOTrainer(model=model_path, reward_funcs=reward_funcs or [make_reward_function(cfg.reward)],
+                       args=GRPOConfig(**kw), train_dataset=training_dataset(cfg),
+                       processing_class=AutoTokenizer.from_pretrained(model_path))
+
+
+def test_trl_user_end_to_end_tensorboard_then_fit_html(cache, tmp_path, capsys):
+    """As a TRL user runs it: a plain GRPOConfig with report_to="tensorboard" and TRL's default ``logging_steps``
+    (10), the callback added the TRL way with a RunDoctor, then ``rlvr-dynamics fit output_dir --html``: the report
+    names the run and reads η, β1, K_ref and G from TRL's own files (training_args.bin in the checkpoints, the 'args'
+    text in the event files). The doctor counts logged rows (4 in 40 steps) and its last report, due at the last row
+    (``max_steps`` a multiple of ``every`` rows), is logged once: no step appears twice in the log (issue 32)."""
+    pytest.importorskip("tensorboard")
+    from rlvr_dynamics.cli import main
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+
+    cfg = smoke_config(max_steps=40)
     out = tmp_path / "my-grpo-run"
-    # K_ref = steps_per_generation × num_iterations / gradient_accumulation_steps = 1 × 2 / 1: TRL generates (and
-    # logs a reward) on steps 1, 3, 5
-    args = GRPOConfig(output_dir=str(out), max_steps=6, per_device_train_batch_size=16, num_generations=4,
-                      max_completion_length=cfg.max_completion_length, learning_rate=2e-3, adam_beta1=0.8,
-                      num_iterations=2, steps_per_generation=1, gradient_accumulation_steps=1, logging_steps=1,
-                      save_steps=3, report_to="tensorboard", use_cpu=True, bf16=False, beta=0.0, loss_type="grpo",
-                      disable_tqdm=True, seed=3)
-    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)], args=args,
-                          train_dataset=training_dataset(cfg), processing_class=AutoTokenizer.from_pretrained(model_path))
-    doctor = RunDoctor(every=1, refresh_interval=2)
+    # K_ref = steps_per_generation × num_iterations / gradient_accumulation_steps = 1 × 2 / 1
+    trainer = _trl_user_trainer(cfg, out)
+    assert trainer.args.logging_steps == 10      # TRL's default: what a user who does not set it gets
+    doctor = RunDoctor(every=2, refresh_interval=2)
     trainer.add_callback(GRPODynamicsCallback(doctor=doctor))
     trainer.train()
+    rows = [r for r in trainer.state.log_history if any(k.startswith("dynamics/") for k in r)]
+    assert [r["step"] for r in rows if "reward" in r] == [10, 20, 30, 40]
+    assert [r["step"] for r in rows if "dynamics/status" in r] == [10, 20, 30, 40]   # the status at every row, and
+    assert [r["step"] for r in rows if "dynamics/noise_ceiling" in r] == [40]        # the report at row 4, once
+    assert "dynamics/noise_ceiling" in rows[-1] and "dynamics/flag/collapse_warning" in rows[-1]
     assert list(out.glob("runs/*/events.out.tfevents*")), "no TensorBoard events written"
-    assert (out / "checkpoint-6" / "training_args.bin").is_file()
+    assert (out / "checkpoint-40" / "training_args.bin").is_file()
     capsys.readouterr()
     rc = main(["fit", str(out), "--html", str(tmp_path / "report.html"), "--quick"])
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "learning_rate = 0.002 read from" in err and "refresh_interval = 2 read from" in err
+    assert "num_generations = 4 read from" in err
     page = (tmp_path / "report.html").read_text()
     assert "my-grpo-run" in page.split("</h1>")[0]
-    assert "0.002" in page and "K_ref = 2" in page
+    assert "0.002" in page and "K_ref = 2" in page and "G = 4" in page
+
+
+def test_default_logging_steps_doctor_stops_at_the_collapse(cache, tmp_path, capsys):
+    """TRL's default ``logging_steps=10`` does not starve the doctor: it decides the status at every logged row, so
+    a reward that collapses after step 30 stops the run at the first logged row after it (step 40), not at a report
+    100 steps later; the stop row carries the last report, once, and ``fit`` reads the folder and names the stop."""
+    pytest.importorskip("tensorboard")
+    from rlvr_dynamics.cli import main
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+
+    calls = []
+
+    def collapsing_reward(prompts, completions, **kwargs):   # 0.75 per group (3 of 4) for 30 steps, then 0
+        calls.append(len(completions))
+        return [0.0 if len(calls) > 30 or i % 4 == 0 else 1.0 for i in range(len(completions))]
+
+    out = tmp_path / "collapsing-run"
+    trainer = _trl_user_trainer(smoke_config(), out, reward_funcs=[collapsing_reward], max_steps=150, save_steps=100,
+                                num_iterations=1)
+    assert trainer.args.logging_steps == 10
+    doctor = RunDoctor(every=10, stop_on_instability=True)
+    trainer.add_callback(GRPODynamicsCallback(doctor=doctor))
+    trainer.train()
+    assert trainer.state.global_step == 40, doctor.stop_reason
+    assert doctor.stop_reason["rule"] == "collapse"
+    stop = json.loads((out / "doctor_stop.json").read_text())
+    assert stop["stopped_at_step"] == 40
+    steps = [r["step"] for r in trainer.state.log_history if "dynamics/status" in r]
+    assert steps == [10, 20, 30, 40]        # one row per logged step: the last report folded into the stop row
+    last = trainer.state.log_history[-2] if "train_runtime" in trainer.state.log_history[-1] else \
+        trainer.state.log_history[-1]
+    assert last["dynamics/stop"] == 1.0 and "dynamics/noise_ceiling" in last
+    capsys.readouterr()
+    rc = main(["fit", str(out), "--quick"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "collapsed" in cap.out
+
+
+def test_a_callback_or_doctor_reused_for_a_second_trainer_is_refused(cache, tmp_path):
+    """Issue 32 item 5: reused, a callback kept the first trainer's rollout capture (no gap-alignment fields for the
+    second) and mixed both runs' rows in its RunDoctor. It is refused at on_train_begin, naming the fix."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+
+    cfg = smoke_config()
+    doctor = RunDoctor(every=10)
+    cb = GRPODynamicsCallback(doctor=doctor)
+    first = _trl_user_trainer(cfg, tmp_path / "a", max_steps=2, report_to="none")
+    first.add_callback(cb)
+    first.train()
+    assert cb.trainer is first
+    second = _trl_user_trainer(cfg, tmp_path / "b", max_steps=2, report_to="none")
+    second.add_callback(cb)
+    with pytest.raises(ValueError, match="already bound to another trainer.*new GRPODynamicsCallback"):
+        second.train()
+    third = _trl_user_trainer(cfg, tmp_path / "c", max_steps=2, report_to="none")
+    third.add_callback(GRPODynamicsCallback(doctor=doctor))
+    with pytest.raises(ValueError, match="RunDoctor already follows another run"):
+        third.train()
+    assert third.state.global_step == 0

@@ -75,3 +75,51 @@ def test_metrics_csv_keeps_bare_names_and_loader_reads_namespaced_logs(tmp_path)
     doc.write_text("step,reward,dynamics/plateau,dynamics/gap_alignment\n1,0.1,0.9,1.0\n2,0.2,0.9,2.0\n")
     log = load_log(doc, min_points=1)
     assert "plateau" not in log.series and "gap_alignment" in log.series
+
+
+def test_doctor_nan_round_trips_through_tensorboard(tmp_path):
+    """Issue 32 item 4: the doctor's undefined values reach TensorBoard as NaN (a gap in the chart) and come back as
+    missing values, never as a −1e9 stand-in that flattens the chart. Written by transformers' own
+    TensorBoardCallback, read back by the project's loader."""
+    pytest.importorskip("tensorboard")
+    pytest.importorskip("transformers")
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+    from transformers.integrations import TensorBoardCallback
+
+    from rlvr_dynamics.doctor.live import RunDoctor
+
+    args = TrainingArguments(output_dir=str(tmp_path), report_to="tensorboard", use_cpu=True)
+    tb, state, control = TensorBoardCallback(), TrainerState(), TrainerControl()
+    tb.on_train_begin(args, state, control)
+    doctor = RunDoctor(every=1)
+    seen_nan = False
+    for step in range(1, 9):
+        logs = {"reward": 0.5, "loss": 0.0}          # a constant reward: its noise ceiling is undefined
+        logs.update(doctor.update(step, logs))
+        seen_nan |= any(isinstance(v, float) and math.isnan(v) for v in logs.values())
+        state.global_step = step
+        tb.on_log(args, state, control, logs=logs)
+    tb.on_train_end(args, state, control)
+    assert seen_nan
+    log = load_log(tmp_path, min_points=1)                # the output_dir: its runs/<date>/ event files
+    assert np.isfinite(log.reward).all()
+    for name, values in log.series.items():
+        finite = values[np.isfinite(values)]
+        assert not (np.abs(finite) >= 1e8).any(), (name, finite)
+    ceiling = log.series.get("train/dynamics/noise_ceiling")
+    assert ceiling is None or np.isnan(ceiling).all()
+
+
+def test_untested_trl_warns_once_per_process(monkeypatch):
+    class Trainer:
+        _generate_and_score_completions = _calculate_rewards = _metrics = reward_weights = num_generations = None
+
+    monkeypatch.setattr(compat, "trl_version", lambda: "9.9.9")
+    monkeypatch.setattr(compat, "_WARNED", set())
+    with pytest.warns(UserWarning, match="TRL 9.9.9 is outside the range"):
+        compat.require_private_api(Trainer())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compat.require_private_api(Trainer())        # a second trainer: no second warning

@@ -56,15 +56,23 @@ def trl_version_tested(installed: str | None = None) -> bool:
 
 def require_private_api(trainer) -> None:
     """Raise ``TypeError`` naming what is missing if ``trainer`` lacks the private API (not a TRL ``GRPOTrainer``,
-    or a TRL that renamed it); warn once if TRL is outside :data:`TESTED_TRL`."""
+    or a TRL that renamed it); warn once per process if TRL is outside :data:`TESTED_TRL`."""
     missing = [a for a in PRIVATE_API if not hasattr(trainer, a)]
     if missing:
         raise TypeError(f"GRPODynamicsCallback needs a TRL GRPOTrainer (tested on TRL {TESTED_TRL[0]} to "
                         f"<{TESTED_TRL[1]}); {type(trainer).__name__} lacks {missing} (installed TRL: "
                         f"{trl_version()})")
-    if not trl_version_tested():
-        warnings.warn(f"rlvr_dynamics: GRPODynamicsCallback is tested on TRL >={TESTED_TRL[0]},<{TESTED_TRL[1]}; "
-                      f"installed TRL is {trl_version()}. Check its fields against a short run.", stacklevel=3)
+    installed = trl_version()
+    if not trl_version_tested(installed) and installed not in _WARNED:
+        _WARNED.add(installed)          # once per process, not once per trainer
+        warnings.warn(f"rlvr_dynamics: TRL {installed} is outside the range GRPODynamicsCallback is tested on "
+                      f"(>={TESTED_TRL[0]},<{TESTED_TRL[1]}). The private methods it wraps are present (checked), "
+                      "so it runs; compare its fields with a short run of a tested TRL if the numbers matter. "
+                      "Shown once per process.", stacklevel=3)
+
+
+_WARNED: set[str | None] = set()
+"""TRL versions already warned about in this process (:func:`require_private_api`)."""
 
 
 def capture_rollouts(trainer, on_rewards: Callable[[Any], None], on_batch: Callable[[dict[str, Any]], None]) -> None:

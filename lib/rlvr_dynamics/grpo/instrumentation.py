@@ -43,13 +43,25 @@ book's "Diagnose a run" page); ``gap_alignment`` is per unit learning rate, so w
 parameter count (typical ranges there).
 
 With a :class:`~rlvr_dynamics.doctor.live.RunDoctor` (``doctor=``), the run is also fitted and diagnosed live from each
-step's complete logged metrics (TRL's, ``grad_norm``, ``loss`` and this callback's); its outputs
-(``dynamics/plateau``, ``dynamics/damping_ratio``, ``dynamics/flag/<detector>``, …, documented in
-:class:`~rlvr_dynamics.doctor.live.RunDoctor`) are added to the log of the step they describe (this callback runs
-before the reporting integrations), and its last report is logged when training ends. With
-``RunDoctor(stop_on_instability=True)`` training stops at the step where the doctor's stop rule fires, and says why:
-one printed line, ``dynamics/stop`` and ``dynamics/stop_reason`` in the log, a checkpoint at that step and
-``<output_dir>/doctor_stop.json``.
+*logged* row's complete metrics (TRL's, ``grad_norm``, ``loss`` and this callback's): the doctor is fed in ``on_log``,
+once per row TRL logs, never at the steps TRL does not log. It therefore counts logged rows, whatever
+``logging_steps`` is: its status (``dynamics/status``) and its stop rule are decided at every logged row, so with TRL's
+default ``logging_steps=10`` a collapse is seen, and the run stopped, at the logged row where it shows (a confirmed
+collapse one logged row, 10 training steps, after the halving), while its full reports come every ``every`` logged
+rows (every 100 training steps with ``every=10``) and it needs 4 logged rewards (40 training steps) to say more than
+"too short". Set a smaller ``logging_steps`` where a few training steps matter. Its outputs (``dynamics/status``,
+``dynamics/plateau``, ``dynamics/flag/<detector>``, …) are added to the log of the row they describe (this callback
+runs before the reporting integrations). The codes ``dynamics/status``, ``dynamics/verdict`` and ``dynamics/law`` are
+numbers, since trackers chart scalars: their legend is the field table of :mod:`rlvr_dynamics.doctor.live` (the
+book's "Diagnose a run" page, ``book/doctor_fields.md``); ``dynamics/flag/<detector>`` is a pulse (1 in the report
+that finds a new event); NaN and ±inf are logged as they are. The doctor's last report goes into the last logged row
+when training ends there (``max_steps`` reached or a stop), else into a row of its own at the final step; never twice
+at one step. With ``RunDoctor(stop_on_instability=True)`` training stops at the logged row where the doctor's stop
+rule fires, and says why: one printed line, ``dynamics/stop`` and ``dynamics/stop_reason`` in the log, a checkpoint
+at that step and ``<output_dir>/doctor_stop.json``.
+
+One callback (and one ``RunDoctor``) per trainer: a callback, or a doctor, that already followed one trainer refuses a
+second one at ``on_train_begin`` (its running sums, rollout capture and doctor rows belong to the first run).
 
 Values are averaged over the steps of a logging window as TRL averages its own (exact with ``logging_steps=1``; with
 more, ``cumulative_gap_alignment`` is the window's mean). The project's ``metrics.csv`` keeps the bare field names
@@ -98,8 +110,9 @@ class GRPODynamicsCallback(TrainerCallback):
             estimate free of in-sample bias (``gap_alignment_fresh``, ``cumulative_gap_alignment_fresh``,
             ``n_mixed_groups_fresh``, ``fresh_success``). Needs plain-function rewards.
         fresh_seed: seed of the fresh samples' RNG stream (combined with the step and the process index).
-        doctor: a :class:`~rlvr_dynamics.doctor.live.RunDoctor` fed every step's metrics; its ``dynamics/*`` outputs
-            are logged, and ``doctor.should_stop`` ends training (set it with ``stop_on_instability=True``).
+        doctor: a :class:`~rlvr_dynamics.doctor.live.RunDoctor` fed every logged row's metrics (``on_log``: it counts
+            logged rows, see the module docstring on ``logging_steps``); its ``dynamics/*`` outputs are logged, and
+            ``doctor.should_stop`` ends training (set it with ``stop_on_instability=True``). One doctor per run.
 
     Usage::
 
@@ -240,13 +253,26 @@ class GRPODynamicsCallback(TrainerCallback):
         return None
 
     def on_train_begin(self, args, state, control, **kwargs):
+        running = self._trainer_on_stack()
         if self.trainer is None:
-            trainer = self._trainer_on_stack()
-            if trainer is None:
+            if running is None:
                 raise RuntimeError("GRPODynamicsCallback needs its trainer: GRPODynamicsCallback(trainer, ...), "
                                    "trainer.add_callback(cb), GRPOTrainer(..., callbacks=[cb]) or cb.attach(trainer) "
                                    "before trainer.train()")
-            self.attach(trainer)
+            self.attach(running)
+        elif running is not None and running is not self.trainer:
+            raise ValueError("this GRPODynamicsCallback is already bound to another trainer (it holds that run's rollout "
+                             "capture, running gap-alignment sum and RunDoctor rows, which would mix with this run's); "
+                             "create a new GRPODynamicsCallback, and a new RunDoctor, for each trainer")
+        if self.doctor is not None:
+            owner = getattr(self.doctor, "_rlvr_dynamics_owner", None)
+            if owner is not None and owner is not self:
+                raise ValueError("this RunDoctor already follows another run (through another GRPODynamicsCallback): "
+                                 "its rows and events would mix with this run's; give each trainer a new RunDoctor")
+            try:
+                self.doctor._rlvr_dynamics_owner = self
+            except AttributeError:   # a doctor object that takes no attributes: nothing to guard
+                pass
         per_device = int(args.per_device_train_batch_size) * int(getattr(args, "steps_per_generation", 1) or 1)
         if per_device % self.trainer.num_generations:
             raise ValueError(f"GRPODynamicsCallback needs whole prompt groups on every process: per-device generation "
@@ -419,6 +445,11 @@ class GRPODynamicsCallback(TrainerCallback):
         stop = all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0  # all stop together
         if stop and not self._stopped:
             out.update(self._stop(args, state, control))
+        if control.should_training_stop and hasattr(self.doctor, "finish"):
+            # the run's last logged row (max_steps reached, or a stop): the last report goes here, so on_train_end
+            # has nothing left to log at this step (a second entry at one step, with the report's one-report flags
+            # back at 0, would be a step logged twice with different values)
+            out.update(self.doctor.finish())
         self._add_to_log(logs, state, out)
         return control
 
@@ -456,7 +487,8 @@ class GRPODynamicsCallback(TrainerCallback):
         return {"dynamics/stop": 1.0, "dynamics/stop_reason": text}
 
     def on_train_end(self, args, state, control, **kwargs):
-        """The doctor's last report (``RunDoctor.finish``), logged at the final step so a run's end is never lost."""
+        """The doctor's last report (``RunDoctor.finish``), logged at the final step so a run's end is never lost;
+        nothing when the last logged row already carries it (:meth:`on_log`)."""
         if self.doctor is None or self.trainer is None or not hasattr(self.doctor, "finish"):
             return control
         out = self.doctor.finish()
