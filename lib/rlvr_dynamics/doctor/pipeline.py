@@ -151,10 +151,13 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         report.plateau = {"value": None, "sd": None, "law": None, "status": None, "note": f"no plateau: {why}"}
     report.response = response
     if forecast_steps:
-        report.forecast_law = "level since the collapse (persistence)" if not_read else pref
+        report.forecast_law = ("level since the collapse (persistence)" if status.state == "collapsed" else
+                               "current level, down to the floor (collapsing)" if not_read else pref)
         report.forecast, report.forecast_interval = {}, {}
         for s in forecast_steps:
-            if not_read:
+            if status.state == "collapsing":
+                value, low, high = collapsing_forecast(reward, bounds)
+            elif not_read:
                 value, low, high = collapsed_forecast(steps, reward, status.step)
             else:
                 fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
@@ -191,6 +194,16 @@ def collapsed_forecast(steps: np.ndarray, reward: np.ndarray, since: int | None)
         return value, float(min(y.min(), value)), float(max(y.max(), value))
     lo, hi = np.quantile(y, [0.1, 0.9])
     return value, float(min(lo, value)), float(max(hi, value))
+
+
+def collapsing_forecast(reward: np.ndarray, bounds: tuple[float, float] | None) -> tuple[float, float, float]:
+    """The forecast of a collapsing run: the mean of its last 3 rewards, with an interval from the floor (the lower
+    bound, else the lowest reward so far: where a collapse ends) to the highest of its last 3 rewards."""
+    y = np.asarray(reward, dtype=float)
+    y = y[np.isfinite(y)]
+    last = y[-3:]
+    floor = float(bounds[0]) if bounds is not None else float(y.min())
+    return float(last.mean()), min(floor, float(last.min())), float(last.max())
 
 
 PLATEAU_BAND = 0.5

@@ -87,7 +87,8 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         iv = report.get("forecast_interval", {}).get(step)
         lines.append(f"  forecast at step {step}: {value:.4f}" +
                      (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else "") +
-                     (f"  ({report['forecast_law']})" if "persistence" in str(report.get("forecast_law")) else ""))
+                     (f"  ({report['forecast_law']})" if str(report.get("forecast_law")).startswith(("level", "current"))
+                      else ""))
     dets = report.get("diagnostics")
     if dets:
         lines.append("  diagnostics (P1-C13; rules in rlvr_dynamics.doctor.detectors):")
