@@ -214,13 +214,13 @@ READERS = (("config.json", _from_project), ("training_args.bin", _from_trl_bin),
 event files (:func:`_event_files`)."""
 
 
-def find_hyperparameters(log_path: str | Path) -> dict[str, Any]:
-    """``{"learning_rate", "momentum", "refresh_interval", "source"}`` from the first readable file of
-    :data:`READERS` beside ``log_path`` (or up to two folders above); values None when not found; ``source`` None
-    when no file was found. Unreadable files are skipped (this is a convenience, never an error)."""
+def find_hyperparameters(log_path: str | Path, *, levels: int = 3) -> dict[str, Any]:
+    """``{"learning_rate", "momentum", "refresh_interval", "num_generations", "source"}`` from the first readable
+    file of :data:`READERS` beside ``log_path`` (or up to ``levels − 1`` folders above); values None when not found;
+    ``source`` None when no file was found. Unreadable files are skipped (this is a convenience, never an error)."""
     p = Path(log_path)
     folder = p if p.is_dir() else p.parent
-    for d in (folder, folder.parent, folder.parent.parent):
+    for d in (folder, folder.parent, folder.parent.parent)[:levels]:
         for name, reader in READERS:
             f = d / name
             if not f.is_file():
@@ -243,12 +243,18 @@ def find_hyperparameters(log_path: str | Path) -> dict[str, Any]:
 
 
 def hyperparameters_beside(source: str | Path, given: str | Path | None = None) -> dict[str, Any]:
-    """:func:`find_hyperparameters` beside the log that was read (``source``, e.g. ``RunLog.source``:
-    ``out/checkpoint-6/trainer_state.json`` or ``out/runs/<date>``), then, when nothing is found there, beside the
-    path the user gave (``given``, e.g. ``out``)."""
-    found = find_hyperparameters(source)
-    if found["source"] is None and given is not None and Path(given) != Path(source):
-        found = find_hyperparameters(given)
+    """:func:`find_hyperparameters` for the log that was read (``source``, e.g. ``RunLog.source``:
+    ``out/checkpoint-6/trainer_state.json`` or ``out/runs/<date>``) of the path the user gave (``given``, e.g.
+    ``out``): in the folder given itself first (a TRL ``output_dir``'s own ``training_args.bin``), then beside the
+    log read and up to two folders above it (a checkpoints-only ``output_dir``: ``checkpoint-N/training_args.bin``),
+    then above the path given."""
+    tries = [(source, 3)]
+    if given is not None and Path(given) != Path(source):
+        tries = ([(given, 1)] if Path(given).is_dir() else []) + tries + [(given, 3)]
+    for path, levels in tries:
+        found = find_hyperparameters(path, levels=levels)
+        if found["source"] is not None:
+            return found
     return found
 
 
