@@ -80,7 +80,18 @@ def test_an_injected_overshoot_is_measured_in_point_se():
     w = g1.panel_row(fake_run(), curve(bump=(40, 0.15)), late_steps=50, min_rise_frac=0.2)
     assert base["overshoot_se"] < 1
     assert w["overshoot_se"] > 3
+    # one bump is not an oscillation: the rule as amended (claims.yml, 2026-12-02) gives PARTIAL, not FAIL
     check = g1.c12_verdict([w], claims.criterion("P1-C12")["criterion"]["values"])
+    assert check.verdict == "PARTIAL"
+
+
+def test_a_damped_oscillation_fails_p1_c12():
+    # P1's underdamped response (zeta 0.2) sampled on the panel schedule: the full oscillation signature
+    c = curve()
+    c["reward"] = laws.three_phase_underdamped(np.asarray(c["step"]), 0.2, 0.7, 0.2, 0.1).tolist()
+    w = g1.panel_row(fake_run(), c, late_steps=50, min_rise_frac=0.2)
+    check = g1.c12_verdict([w], claims.criterion("P1-C12")["criterion"]["values"])
+    assert w["d_bic_osc"] < -10 and w["osc_regime"] == "underdamped"
     assert check.verdict == "FAIL"
 
 

@@ -179,8 +179,10 @@ def test_cli_json_is_strict_and_forecast_does_not_swallow_the_log(tmp_path, caps
     p.write_text("step,reward,entropy\n" + "".join(f"{s},{r},\n" for s, r in zip(range(1, 121), laws_curve)))
     rc, out, err = _cli(capsys, "--forecast", 200, 400, p, "--json", "--quick")
     assert rc == 0, err
-    assert "NaN" not in out and "Infinity" not in out
-    report = json.loads(out)
+    def refuse(constant):                 # strict JSON: NaN / Infinity tokens are refused (words in text are fine)
+        raise AssertionError(f"non-strict JSON constant {constant}")
+
+    report = json.loads(out, parse_constant=refuse)
     assert set(report["forecast"]) == {"200", "400"}
     lo, hi = report["forecast_interval"]["400"]
     assert lo <= report["forecast"]["400"] <= hi
