@@ -187,7 +187,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 26 12 30 14 18", "",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 22 16 27 17 18", "",
            "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Criterion",
            "  - Evidence"]
     for c in verdicts:
