@@ -22,7 +22,7 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     rows = [r for v in verdicts for r in v["evidence"]]
     md = findings.practice_markdown(registry.BOOK_DIR, rows, verdicts)
     assert md.startswith("# What this means for your GRPO run")
-    assert md.count("\n## ") == 6
+    assert md.count("\n## ") == 7
     c5 = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "exact")
     assert f"{float(c5['measured']):+.1%}" in md
     for cid in ("P1-C5", "P2-C7", "P1-C10", "P1-C8", "P2-C10"):
@@ -37,6 +37,17 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     assert md.count("```{image} downloads/figures/") == 5
     assert "criterion fixed before the result" in md or "amended after the result" in md
     assert "Trust the forecast's interval" not in md
+    # status first on runs with known outcomes (from the benchmark), and the SmolLM2 rows with their run count
+    import json
+    bench = json.loads((registry.BOOK_DIR / findings.BENCHMARK_JSON).read_text())
+    t = bench["failures"]["test part"]["targets"]
+    assert f"within one logged point on only {t['reported_within_one']} of {t['collapses']} collapses" in md
+    assert "<diagnose-precursors>" in md and "(diagnose-precursors)=" in (registry.BOOK_DIR / "diagnose.md").read_text()
+    paper = {r["id"]: r for r in rows if r["notebook"] == "grpo_smollm" and r["setting"] == "paper"}
+    n_done = re.search(r"on (\d+) of 6 panel runs complete", paper["P1-C9"]["reason"]).group(1)
+    assert f"{n_done} of the 6 panel runs are trained" in md
+    section = md.split("## 7.")[1]
+    assert all(f"{cid} <claim-{cid.lower()}>" in section for cid in paper)
 
 
 def test_paper_figures_list_names_a_page_or_a_reason():

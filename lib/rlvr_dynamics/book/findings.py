@@ -90,6 +90,65 @@ def _shared_log_coverage(book_dir: Path) -> tuple[float, int, int] | None:
     return (int(m.group(3)) / 100, int(m.group(2)), int(m.group(1))) if m else None
 
 
+def _status_first_lines(bench: dict) -> list[str]:
+    """Section 6's first paragraph: the status and collapse report on runs whose outcome is known, from the
+    benchmark's failure targets (real course logs: development data; the corpus test part: scored once)."""
+    fails = bench.get("failures", {})
+    cs = next((v["targets"] for k, v in fails.items() if "CS336" in k), None)
+    test = fails.get("test part", {}).get("targets")
+    if not (cs and test):
+        return []
+    n_cs = sum(sum(by_state.values()) for by_state in cs["status_counts"].values())
+    return [f"**Status first.** Every report opens with a status (collapsed, collapsing, degenerate groups, ...) "
+            f"decided before any fit. On {n_cs} real course runs (Qwen2.5-Math-1.5B on MATH; development data, the "
+            f"rules were set on them) {cs['collapse_runs'] - cs['collapsed_with_healthy_status']} of the "
+            f"{cs['collapse_runs']} collapsed runs get a failure status; the collapse is reported within one logged "
+            f"point of the reward's "
+            f"halving on {cs['reported_within_one']} of {cs['collapses']}, and {cs['healthy_with_failure_status']} "
+            f"of {cs['healthy']} healthy runs get a failure status. On the corpus test part (simulated and tiny-model "
+            f"runs, scored once with the committed rules) the report comes within one logged point on only "
+            f"{test['reported_within_one']} of {test['collapses']} collapses (median latency "
+            f"{test['report_latency_median']:.0f} points, {test['missed']} missed), "
+            f"{test['collapsed_with_healthy_status']} of {test['collapse_runs']} collapsed runs still get a healthy "
+            f"status, and {test['healthy_with_failure_status']} of {test['healthy']} healthy runs a failure status. "
+            "Which logged metric crosses first before a collapse, and how often it fires on healthy runs, is tabled "
+            "in {ref}`which logged metric warns first <diagnose-precursors>`.\n"]
+
+
+def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
+    """Section 7: the SmolLM2-135M panel rows (the paper's setting at CPU size) as far as the grid is trained; the
+    run count comes from the recorded reasons ("[on n of 6 panel runs complete (G=4: a, G=16: b)]")."""
+    paper = {r["id"]: r for r in rows if r["notebook"] == "grpo_smollm" and r.get("setting") == "paper"}
+    if not paper:
+        return []
+    m = re.search(r"on (\d+) of (\d+) panel runs complete \(G=4: (\d+), G=16: (\d+)\)",
+                  " ".join(r["reason"] or "" for r in paper.values()))
+    done = (f"{m.group(1)} of the {m.group(2)} panel runs are trained (G = 4: {m.group(3)}, G = 16: {m.group(4)})"
+            if m else "the panel grid is being trained")
+    out = ["## 7. On a pretrained LM (SmolLM2-135M): the rows decided so far\n",
+           f"The paper's setting at CPU size: SmolLM2-135M-Instruct (from its Q4_1 GGUF) trained with TRL's GRPO (AdamW, no warm-up) on "
+           f"two-digit addition, scored on a fixed panel of 256 held-out prompts; {done} "
+           f"({page('grpo_smollm', 'SmolLM2 panel')}). Each row below is decided by the rule fixed before the runs, "
+           "on the runs it names:\n"]
+    for cid in ("P1-C9", "P1-C12", "P1-C8", "P1-C5"):
+        if cid in paper:
+            reason = re.sub(r"\s*\[on \d+ of \d+ panel runs complete[^\]]*\]", "", paper[cid]["reason"] or "")
+            out.append(f"- {head(cid)}. The paper row: {md_escape(reason)}.")
+    verdict = {cid: r["verdict"] for cid, r in paper.items()}
+    fit = {"PASS": "the three-phase law fits the held-out reward as closely as the paper reports",
+           "PARTIAL": "the three-phase law fits the held-out reward as closely as the paper reports on some runs "
+                      "and not on others",
+           "FAIL": "the three-phase law does not fit the held-out reward as closely as the paper reports"
+           }.get(verdict.get("P1-C9"), "whether the three-phase law fits as the paper reports is not decided")
+    osc = {"PASS": "no oscillation above the noise showed",
+           "PARTIAL": "a run broke part of the no-oscillation rule without the full oscillation signature",
+           "FAIL": "a run oscillated around its plateau"
+           }.get(verdict.get("P1-C12"), "whether the reward oscillates is not decided")
+    out += ["", f"*For your run:* on a small pretrained model {fit}, and {osc}; with Adam (no warm-up) expect no "
+            "slow start. These rows rest on the few runs named: read them as a first measurement, not a law.\n"]
+    return out
+
+
 def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) -> str:
     """The page's Markdown (see the module docstring). ``rows``: every recorded evidence row (with ``setting``);
     ``verdicts``: :func:`rlvr_dynamics.book.claims.claim_verdicts`. Every statement names its setting and optimizer;
@@ -201,6 +260,7 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         "*For your run:* keep η·K·K_ref well below 1 − μ; the formula gives the order of magnitude of the largest "
         "safe refresh interval (bandit evidence), not its exact value.\n",
         "## 6. What the run doctor can and cannot tell\n",
+        *_status_first_lines(bench),
         f"On the test part of a labelled corpus ({bench['detectors']['runs']} runs, "
         f"{bench['detectors']['healthy']} healthy, simulated and real; {{doc}}`Diagnose a run </diagnose>`), at "
         f"least one detector raised a false alarm on **{bench['detectors']['any_false_alarm_rate']:.1%}** of "
@@ -236,4 +296,5 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
               "forecast's point is barely better than persistence"
               + (", and on a noisy real run its interval is not reliable either" if shared_cov and shared_cov[0] < 0.7
                  else "") + ".\n"]
+    lines += _pretrained_lm_section(rows, head, page)
     return "\n".join(lines) + "\n"
