@@ -73,6 +73,56 @@ def test_resume_after_kill_matches_uninterrupted(cache, tmp_path):
     assert (part_dir / "metrics.csv").read_bytes() == full.read_bytes()
 
 
+def test_sigterm_stops_with_a_checkpoint_at_that_step_and_resumes_to_the_same_file(cache, tmp_path, monkeypatch):
+    """SIGTERM during step 4's log: the run ends step 5 with a checkpoint there (not on the every-3 schedule), is
+    incomplete, and the next call resumes it to the uninterrupted run's metrics.csv byte for byte."""
+    import signal
+
+    from rlvr_dynamics.grpo import runner
+
+    cfg = smoke_config(seed=1)
+    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    writer = runner._MetricsWriter
+
+    def signalling_writer(path):
+        from transformers import TrainerCallback
+
+        inner = writer(path)
+
+        class SignalAtStep4(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kw):
+                inner.on_log(args, state, control, logs=logs, **kw)
+                if state.global_step == 4:
+                    os.kill(os.getpid(), signal.SIGTERM)
+
+        return SignalAtStep4()
+
+    monkeypatch.setattr(runner, "_MetricsWriter", signalling_writer)
+    before = signal.getsignal(signal.SIGTERM)
+    part_dir = run(cfg, runs_dir=tmp_path / "part", progress=False)
+    assert signal.getsignal(signal.SIGTERM) is before                 # the handler is restored
+    assert not json.loads((part_dir / "config.json").read_text())["complete"]
+    assert len(read_metrics(part_dir / "metrics.csv")["step"]) == 5
+    assert (runner.cache_run_dir(cfg, tmp_path / "part") / "checkpoint-5").is_dir()
+    monkeypatch.setattr(runner, "_MetricsWriter", writer)
+    run(cfg, runs_dir=tmp_path / "part", progress=False)
+    assert (part_dir / "metrics.csv").read_bytes() == full.read_bytes()
+
+
+def test_a_second_signal_stops_at_once_and_restores_the_handlers():
+    import signal
+
+    from rlvr_dynamics.grpo.runner import GracefulStop
+
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt, match="twice"):
+        with GracefulStop() as g:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert g.requested == "SIGINT"
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_refresh_lag_moves_importance_ratio(cache, tmp_path):
     # the lenient units-digit reward gives a barely trained model some reward signal, hence non-zero updates
     # seed 2: a first batch with reward variance (with seeds 0 and 1 every group of the first batch is tied, so no

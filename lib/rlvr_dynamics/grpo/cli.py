@@ -5,6 +5,7 @@ Wire into the top-level CLI with :func:`add_train_subcommand` (argparse sub-pars
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -87,9 +88,22 @@ def _run_from_args(args: argparse.Namespace) -> int:
         if args.dry_run or (status == "complete" and not args.force):
             continue
         t = time.time()
-        run(cfg, runs_dir=root, progress=not args.no_progress, force=args.force)
+        run_dir = run(cfg, runs_dir=root, progress=not args.no_progress, force=args.force)
+        info = json.loads((run_dir / "config.json").read_text())
+        if not info.get("complete"):       # asked to stop (runner.GracefulStop): checkpoint written, the rest waits
+            print(f"    stopped after {time.time() - t:.1f} s with a checkpoint at step {_last_checkpoint_step(cfg, root)}"
+                  f"; the same command resumes it", flush=True)
+            return 130
         print(f"    done in {time.time() - t:.1f} s", flush=True)
     return 0
+
+
+def _last_checkpoint_step(cfg, root) -> int | None:
+    from .runner import cache_run_dir
+
+    steps = [int(p.name.rsplit("-", 1)[1]) for p in cache_run_dir(cfg, root).glob("checkpoint-*")
+             if p.name.rsplit("-", 1)[1].isdigit()]
+    return max(steps) if steps else None
 
 
 def _task(job) -> tuple[str, str, float, str]:
