@@ -25,6 +25,22 @@ def test_each_trainer_name_maps_to_its_standard_signal():
         assert name == source and np.array_equal(values, y), (source, standard)
 
 
+def test_every_name_the_loader_knows_reaches_the_detectors():
+    """runs.logs.DIAGNOSTIC_COLUMNS (what the loader and the precursors read) and the doctor's signal tables name the
+    same columns: a CS336-style log's token_entropy / approx_kl / clip_fraction reach every detector."""
+    from rlvr_dynamics.runs.logs import DIAGNOSTIC_COLUMNS
+
+    same = {"entropy": "entropy", "kl": "kl", "grad_norm": "grad_norm", "clip_ratio": "clip",
+            "response_length": "length", "clipped_ratio": "clipped_ratio", "format_accuracy": "format_accuracy",
+            "frac_reward_zero_std": "zero_std"}
+    for concept, standard in same.items():
+        missing = set(DIAGNOSTIC_COLUMNS[concept]) - set(S.SIGNALS[standard])
+        assert not missing, (standard, missing)
+    y = [0.1, 0.2, 0.3, 0.4]
+    for source, standard in (("token_entropy", "entropy"), ("approx_kl", "kl"), ("clip_fraction", "clip")):
+        assert S.signal(_log(reward=y, **{source: y}), standard)[0] == source
+
+
 def test_the_first_name_in_the_table_wins_and_too_few_values_do_not_count():
     log = _log(reward=[0, 1, 2, 3], entropy=[np.nan, np.nan, 1, 1], **{"actor/entropy": [1, 2, 3, 4]})
     assert S.signal(log, "entropy")[0] == "actor/entropy"        # `entropy` has 2 finite values (< 3)

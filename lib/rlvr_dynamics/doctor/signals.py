@@ -2,7 +2,9 @@
 
 A GRPO log names the same quantity differently in every trainer: TRL, Unsloth (TRL ≤ 0.15 names), verl
 (``actor/…``, ``critic/…``, ``response_length/…``, older ``actor/entropy_loss``), OpenRLHF (``policy_entropy``,
-``kl``, ``response_length``) and the project's own ``metrics.csv``. The tables below list, per standard signal, the
+``kl``, ``response_length``), CS336-style loops (``token_entropy``, ``approx_kl``, ``clip_fraction``) and the
+project's own ``metrics.csv``; every name the loader knows for a concept (``runs.logs.DIAGNOSTIC_COLUMNS``) is in
+the table of its signal (tested). The tables below list, per standard signal, the
 source names tried in order; :func:`signal` returns the first one the log has with at least 3 finite values.
 
 - ``reward``: the training reward, ``RunLog.reward`` (:data:`~rlvr_dynamics.runs.logs.REWARD_COLUMNS`);
@@ -37,26 +39,29 @@ ZERO_STD_COLUMNS = ("frac_reward_zero_std", "train/frac_reward_zero_std")
 GROUP_STD_COLUMNS = ("reward_std", "train/reward_std")
 """TRL/Unsloth ``reward_std``: the mean over groups of the within-group std (0 ⇔ every group degenerate)."""
 ENTROPY_COLUMNS = ("entropy", "actor/entropy", "train/entropy", "actor/entropy_loss", "policy_entropy",
-                   "train/policy_entropy")
+                   "train/policy_entropy", "token_entropy", "train/token_entropy")
 """Mean token entropy."""
 SPREAD_COLUMNS = ("group_distinct_frac", "group_reward_std", "reward_std", "train/reward_std")
 """Within-group spread: the project's share of distinct completions, else a within-group reward std."""
-GRAD_COLUMNS = ("grad_norm", "actor/grad_norm", "train/grad_norm")
+GRAD_COLUMNS = ("grad_norm", "actor/grad_norm", "train/grad_norm", "actor_grad_norm")
 """Gradient norm."""
 CLIP_COLUMNS = ("clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "train/clip_ratio/region_mean",
-                "train/clip_ratio")
+                "train/clip_ratio", "ppo_clip_ratio", "clip_fraction", "train/clip_fraction")
 """Share of tokens whose importance ratio was clipped (TRL ``clip_ratio``, verl ``actor/pg_clipfrac``)."""
 CLIPPED_COLUMNS = ("completions/clipped_ratio", "train/completions/clipped_ratio", "response_length/clip_ratio",
                    "train/response_length/clip_ratio")
 """Share of completions cut at the length cap (TRL ``completions/clipped_ratio``, verl
 ``response_length/clip_ratio``)."""
-KL_COLUMNS = ("kl", "train/kl", "actor/ppo_kl", "actor/kl_loss", "objective/kl")
+KL_COLUMNS = ("kl", "train/kl", "actor/ppo_kl", "actor/kl_loss", "objective/kl", "actor/kl", "train/kl_loss",
+              "approx_kl", "train/approx_kl")
 """KL (TRL ``kl``, verl ``actor/ppo_kl`` / ``actor/kl_loss``)."""
 LENGTH_COLUMNS = ("completions/mean_length", "train/completions/mean_length", "completion_length",
-                  "response_length/mean", "train/response_length/mean", "response_length", "avg_response_token_length")
+                  "response_length/mean", "train/response_length/mean", "response_length", "avg_response_token_length",
+                  "train/completion_length", "response_length/mean_length")
 """Mean completion length (TRL ``completions/mean_length``, older ``completion_length``, verl
 ``response_length/mean``, OpenRLHF ``response_length``)."""
-FORMAT_ACCURACY_COLUMNS = ("format_accuracy", "train_format_accuracy", "train/format_accuracy", "format_reward")
+FORMAT_ACCURACY_COLUMNS = ("format_accuracy", "train_format_accuracy", "train/format_accuracy", "format_reward",
+                           "rewards/format_reward/mean", "train/rewards/format_reward/mean", "rewards/format_reward")
 """Share of completions in the required format."""
 CORRECTNESS_WORDS = ("correct", "answer", "accura", "exact")
 """A sub-reward whose name holds one of these (and none of :data:`FORMAT_WORDS`) is a correctness term."""

@@ -11,7 +11,8 @@ Why it matters in GRPO
 
 Signals
     The mean token entropy H (:data:`~rlvr_dynamics.doctor.signals.ENTROPY_COLUMNS`); the within-group spread S
-    (``group_distinct_frac``, else ``group_reward_std``, else TRL ``reward_std``).
+    (``group_distinct_frac``, else ``group_reward_std``, else TRL ``reward_std``). Both are needed: without a spread
+    the detector is unavailable.
 
 Rule
     Smoothed H < 0.25·H₀ (H₀: mean of the first 2·K_MIN values; window for an effect of 0.25·H₀) and smoothed
@@ -21,7 +22,9 @@ Rule
 Dev evidence for its constants
     The headroom CONCENTRATION_HEADROOM = 25 % (from 10 %) and the stall condition were set on the corpus dev part
     (v2) before its test part was scored. Test part: 0/203 false alarms on healthy runs, 5/16 induced
-    concentration runs caught. History: the design notes.
+    concentration runs caught. Changed after that result (2026-12-03): entropy alone no longer suffices. Once the
+    CS336 course logs' ``token_entropy`` reached the detectors, entropy alone fired on 14 of 25 healthy course runs
+    (RL on MATH lowers the entropy as it learns), which log no within-group spread. History: the design notes.
 """
 from __future__ import annotations
 
@@ -50,21 +53,23 @@ def detect_policy_concentration(log: RunLog, reward_bounds: tuple[float, float] 
     hname, h = column(log, ENTROPY_COLUMNS)
     if hname is None:
         return Detection("policy_concentration", False, False, None, "no entropy logged", thr)
+    sname, s = column(log, SPREAD_COLUMNS)
+    if sname is None:        # entropy alone is not evidence: it falls on healthy runs too (Dev evidence)
+        return Detection("policy_concentration", False, False, None,
+                         f"{hname} logged but no within-group spread (entropy alone falls on healthy runs too)", thr)
     hv = h[np.isfinite(h)]
     h0 = float(np.mean(hv[:2 * K_MIN]))
     hs, k, _ = _smoothed(h, lambda v, s: np.full(v.size, CONCENTRATION_ENTROPY * abs(h0)))
     cond = _full(k) & (hs < CONCENTRATION_ENTROPY * h0)
     cond_rows = _on_rows(log, h, cond.astype(float)) > 0.5
-    sname, s = column(log, SPREAD_COLUMNS)
-    if sname is not None:
-        ss, _, _ = _smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
-        peak = np.maximum.accumulate(ss)
-        cond_rows &= _on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
+    ss, _, _ = _smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
+    peak = np.maximum.accumulate(ss)
+    cond_rows &= _on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
     cond_rows &= ~_upper_gate(log, reward_bounds, CONCENTRATION_HEADROOM) & _stalled(log)
     krows = np.nan_to_num(_on_rows(log, h, k.astype(float)), nan=K_MAX).astype(int)
     ratio = _on_rows(log, h, hs / h0 if h0 else np.full(hs.size, np.nan))
     events = [{"step": int(log.steps[i]), "entropy_ratio": ratio[i]} for i in _events(cond_rows, krows)]
-    sig = hname + (f" and {sname}" if sname else " (no spread column: entropy alone)")
+    sig = f"{hname} and {sname}"
     return _result("policy_concentration", sig, thr, events,
                    {"min_entropy_ratio": float(np.nanmin(hs) / h0) if h0 else math.nan})
 
