@@ -63,6 +63,11 @@ def _expand(paths: list[str]) -> list[str] | None:
     return items or None
 
 
+def default_forecast_step(steps) -> int:
+    """The step forecast when ``--forecast`` is not given: the last logged step plus 10 % of the logged span."""
+    return int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
+
+
 def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
     """name, points, plateau, forecast ± 80 % half-width, reading verdict, fired detectors (module docstring)."""
     from pathlib import Path
@@ -72,7 +77,7 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
 
     log = load_log(path, reward_column=args.reward_column)
     steps = log.reward_curve()[0]
-    target = args.forecast[0] if args.forecast else int(steps[-1] + math.ceil(0.1 * (steps[-1] - steps[0])))
+    target = args.forecast[0] if args.forecast else default_forecast_step(steps)
     rep = fit_run(log, forecast_steps=[target], p1_laws=False, reward_bounds=_reward_bounds(args),
                   stop=stop_record(path, log.source))
     plat = rep.get("plateau") or {}
@@ -176,7 +181,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     try:
         built = build_report(log, reward_bounds=_reward_bounds(args),
                              momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
-                             refresh_interval=hp["refresh_interval"], forecast_steps=args.forecast,
+                             refresh_interval=hp["refresh_interval"],
+                             forecast_steps=args.forecast or [default_forecast_step(log.reward_curve()[0])],
                              p1_laws=not args.quick, stop=stop_record(args.log, log.source))
         built.hyperparameters = {**hp, "notes": notes}
         report = built.to_dict()
@@ -217,8 +223,8 @@ def add_fit_subcommand(sub) -> None:
     p.add_argument("--refresh-interval", type=int,
                    help="optimizer steps between refreshes of the sampling policy (K_ref ≥ 1): gives the "
                         "stability margin")
-    p.add_argument("--forecast", nargs="+", metavar="STEP", help="predict the reward at these steps (80 %% "
-                                                                  "interval)")
+    p.add_argument("--forecast", nargs="+", metavar="STEP", help="predict the reward at these steps (80 %% interval; default: the last logged "
+                                                                  "step + 10 %% of the logged span)")
     p.add_argument("--reward-range", nargs=2, type=float, metavar=("LO", "HI"),
                    help="the reward's declared bounds (e.g. 0 1 for a success rate, 0 4 for a sum of four 0/1 "
                         "rewards): fits, forecasts and intervals stay inside them (default: 0 1 when every logged "
