@@ -211,8 +211,11 @@ def test_detectors_are_causal_every_prefix_gives_the_same_events():
 
 def test_metric_aliases_of_verl_openrlhf_and_older_verl():
     h = 0.6 * np.exp(-STEPS / 40)
+    spread = 0.4 * np.exp(-STEPS / 60)
     for col in ("actor/entropy_loss", "policy_entropy"):
-        assert dg.detect_policy_concentration(_log(**{col: h})).available
+        assert dg.detect_policy_concentration(_log(**{col: h, "reward_std": spread})).available
+        alone = dg.detect_policy_concentration(_log(**{col: h}))       # entropy alone is not evidence (d5f65fb)
+        assert not alone.available and col in alone.signal and "within-group spread" in alone.signal
 
 
 def test_all_detectors_on_a_1000_step_log_take_under_50_ms():

@@ -21,7 +21,8 @@ def _metrics(log_every: int = 1):
     series = {"reward": r + rng.normal(0, 0.05, N),
               "entropy": 0.6 * (1 + (s > 120) * (s - 120) / 20),
               "grad_norm": np.exp(rng.normal(0, 0.1, N)) * (1 + 5 * (s > 120)),
-              "frac_reward_zero_std": np.where(s > 170, 0.95, 0.2)}
+              "frac_reward_zero_std": np.where(s > 170, 0.95, 0.2),
+              "reward_std": np.where(s < 120, 0.4, 0.4 * np.exp(-(s - 120) / 20))}
     keep = s % log_every == 0
     return s[keep], {k: v[keep] for k, v in series.items()}
 

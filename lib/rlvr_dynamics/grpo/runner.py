@@ -473,7 +473,8 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     info["wall_time_s"] += time.time() - t0
     done = trainer.state.global_step >= cfg.max_steps
     if not main:  # the main process evaluates, writes and cleans up
-        state.wait_for_everyone()
+        state.wait_for_everyone()  # the checkpoints are no longer needed
+        state.wait_for_everyone()  # config.json says whether the run is complete
         return run_dir
     atomic_write_text(run_dir / "metrics.csv", metrics_csv_text(metrics_rows(trainer.state.log_history)))
     if done:
@@ -495,4 +496,6 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     if done:
         shutil.rmtree(work, ignore_errors=True)
     atomic_write_text(cfg_path, json.dumps(info, indent=1) + "\n")
+    if state is not None:
+        state.wait_for_everyone()  # no process reads config.json before it is written
     return run_dir
