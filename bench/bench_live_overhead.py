@@ -14,7 +14,10 @@ Seconds per step: the median of the wall time between consecutive ``on_step_end`
 Prints one line per (model, variant) with the overhead against the mean of the two bare runs. Run it alone on the
 machine: two torch processes at once slow each other down. Everything is offline.
 
-    .venv/bin/python bench/bench_live_overhead.py [--models tiny-m4,smollm2-135m] [--steps 12] [--warmup 2]
+    .venv/bin/python bench/bench_live_overhead.py [--models tiny-m4,smollm2-135m] [--steps 12] [--warmup 2] [--write]
+
+``--write`` stores the seconds per step, the overheads and the machine in ``book/live_overhead.json``, which the
+practice page's "what to log and what it costs" section reads when the book is built.
 
 Measured 2026-12-01 (2-core AMD EPYC, AVX2 only, float32, batch 16 = 4 prompts x G 4, 6 timed steps after 1,
 nothing else running), seconds per step and overhead against the mean of the two bare runs:
@@ -98,6 +101,7 @@ def main(argv=None) -> dict:
     p.add_argument("--warmup", type=int, default=2, help="untimed first steps per variant (>= 1)")
     p.add_argument("--batch", type=int, default=16, help="completions per step (a multiple of --generations)")
     p.add_argument("--generations", type=int, default=4, help="G, completions per prompt (>= 2)")
+    p.add_argument("--write", action="store_true", help=f"store the result in book/{OVERHEAD_JSON} for the book")
     a = p.parse_args(argv)
     if a.steps < 3 or a.warmup < 1 or a.generations < 2 or a.batch % a.generations:
         p.error("need --steps >= 3, --warmup >= 1, --generations >= 2 and --batch a multiple of --generations")
@@ -117,7 +121,41 @@ def main(argv=None) -> dict:
         parts = [f"{v}: {results[model][v] / bare - 1:+.1%}" for v in VARIANTS if v.startswith("doctor")]
         print(f"{model:14s} overhead vs bare ({bare:.3f} s/step, drift between the bare runs {drift:+.1%}): "
               + ", ".join(parts), flush=True)
+    if a.write:
+        write_result(results, a)
     return results
+
+
+OVERHEAD_JSON = "live_overhead.json"
+
+
+def _cpu() -> dict:
+    """The CPU model, core count and bf16 support of this machine (what the seconds per step depend on)."""
+    import os
+    from pathlib import Path
+    from rlvr_dynamics.grpo.runner import cpu_has_native_bf16
+    info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    return {"cpu": name, "cores": os.cpu_count(), "native_bf16": cpu_has_native_bf16(info or None)}
+
+
+def write_result(results: dict, a) -> None:
+    """``book/live_overhead.json``: per model, seconds per step of every variant and its overhead against the mean
+    of the two bare runs, with the settings and the machine."""
+    import datetime
+    import json
+    from rlvr_dynamics._io import atomic_write_text
+    from rlvr_dynamics.paths import BOOK_DIR
+    models = {}
+    for model, sec in results.items():
+        bare = (sec["bare"] + sec["bare (again)"]) / 2
+        models[model] = {"seconds_per_step": sec, "bare_drift": sec["bare (again)"] / sec["bare"] - 1,
+                         "overhead": {v: sec[v] / bare - 1 for v in VARIANTS if v.startswith("doctor")}}
+    out = {"measured": datetime.date.today().isoformat(), "machine": _cpu(), "float32": True,
+           "settings": {"steps": a.steps, "warmup": a.warmup, "batch": a.batch, "generations": a.generations},
+           "models": models}
+    path = atomic_write_text(BOOK_DIR / OVERHEAD_JSON, json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path}", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
 from rlvr_dynamics.book import findings, registry
 from rlvr_dynamics.book.markup import load_verdicts, per_claim
 from rlvr_dynamics.paths import STORED_CLAIMS_DIR
@@ -22,7 +24,7 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     rows = [r for v in verdicts for r in v["evidence"]]
     md = findings.practice_markdown(registry.BOOK_DIR, rows, verdicts)
     assert md.startswith("# What this means for your GRPO run")
-    assert md.count("\n## ") == 7
+    assert md.count("\n## ") == 9
     c5 = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "exact")
     assert f"{float(c5['measured']):+.1%}" in md
     for cid in ("P1-C5", "P2-C7", "P1-C10", "P1-C8", "P2-C10"):
@@ -59,3 +61,23 @@ def test_paper_figures_list_names_a_page_or_a_reason():
     for i in items:
         assert (i.get("page") in ids) != bool(i.get("none_because")), i["figure"]
         assert i["status"].startswith("[") and i["described"]
+
+
+def test_practice_sections_on_group_size_and_logging_come_from_the_files():
+    from rlvr_dynamics.book.practice_costs import group_size_section, logging_section
+    from rlvr_dynamics.doctor.signals import SIGNALS
+    from rlvr_dynamics.runs.group_size import group_size_summary
+
+    md = "\n".join(group_size_section(lambda nb, title: f"[{title}]"))
+    assert md.startswith("## 8. Group size in practice")
+    panel = group_size_summary("smollm-panel-")
+    for G, d in panel.items():
+        zs = np.asarray(d["zero_std_share"])
+        assert f"| panel grid (256-prompt panel) | {G} | {len(d['runs'])} | {zs.mean():.0%}" in md
+    ratio = np.mean(panel[16]["seconds_per_step"]) / np.mean(panel[4]["seconds_per_step"])
+    assert f"{ratio:.1f}× the seconds per step" in md
+    md9 = "\n".join(logging_section(registry.BOOK_DIR))
+    assert md9.startswith("## 9. What to log")
+    for sig in SIGNALS:
+        assert f"| {sig.replace('_', ' ')} | `{SIGNALS[sig][0]}`" in md9, sig
+    assert "| spread | " in md9 and "the callback (`dynamics/group_distinct_frac`)" in md9

@@ -1,5 +1,5 @@
 """The page "What this means for your GRPO run": the project's own findings and what the run doctor can and cannot
-tell, with every number computed at build time from the committed verdicts, bisections and benchmark (never typed),
+tell (sections 1–7; 8 and 9, what a group size and the doctor's logging cost, are :mod:`.practice_costs`), with every number computed at build time from the committed verdicts, bisections and benchmark (never typed),
 and each piece of advice shown next to the verdicts it rests on.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 
 from ..paths import DATA_DIR
 from .markup import badge, claim_ref, md_escape
+from .practice_costs import group_size_section, logging_section
 
 BENCHMARK_JSON = "doctor_benchmark.json"
 """The run doctor's benchmark on the test part of the labelled corpus (``bench/bench_doctor.py --write``)."""
@@ -297,4 +298,6 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
               + (", and on a noisy real run its interval is not reliable either" if shared_cov and shared_cov[0] < 0.7
                  else "") + ".\n"]
     lines += _pretrained_lm_section(rows, head, page)
+    lines += group_size_section(page)
+    lines += logging_section(book_dir)
     return "\n".join(lines) + "\n"
