@@ -16,14 +16,29 @@ from rlvr_dynamics.cli import main
 TRL_ARGS = Path(__file__).parent.parent / "runs" / "data" / "trl_output" / "training_args.bin"
 
 
-def _history(n: int = 12, duplicate_last: bool = False) -> list[dict]:
+def _history(n: int = 12, duplicate_last: bool = False, conflicting_reward: bool = False) -> list[dict]:
     rng = np.random.default_rng(0)
     rows = [{"step": s, "loss": 0.01, "reward": float(0.2 + 0.5 * (1 - np.exp(-s / 4)) + 0.02 * rng.normal()),
              "entropy": 0.5, "dynamics/status": 7.0, "dynamics/flag/collapse_warning": 0.0} for s in range(1, n + 1)]
     if duplicate_last:   # what the callback wrote before issue 32: the final report at the last report's step
         rows[-1]["dynamics/flag/collapse_warning"] = 1.0
         rows.append({"step": n, "dynamics/status": 7.0, "dynamics/flag/collapse_warning": 0.0})
+    if conflicting_reward:   # a log that really measures one step twice
+        rows.append({"step": n, "reward": rows[n - 1]["reward"] + 0.1})
     return rows
+
+
+def test_fit_reads_a_folder_the_old_callback_wrote_its_final_report_twice_in(tmp_path, capsys):
+    """Folders written before issue 32's fix repeat the last step with the doctor's own outputs changed (a flag is a
+    one-step pulse): those are not measurements, the later report wins, and the folder is read."""
+    out = tmp_path / "old-callback-run"
+    _checkpoint(out, _history(duplicate_last=True), 12)
+    rc = main(["fit", str(out), "--quick", "--json"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    from rlvr_dynamics.runs.logs import load_log
+    log = load_log(out / "checkpoint-12" / "trainer_state.json")
+    assert log.series["dynamics/flag/collapse_warning"][-1] == 0.0 and log.steps[-1] == 12
 
 
 def _checkpoint(out: Path, rows: list[dict], step: int, args: bool = True) -> Path:
@@ -39,18 +54,18 @@ def test_fit_dir_gives_the_real_cause_of_a_repeated_step(tmp_path, capsys):
     """A TRL output_dir (checkpoints and an empty runs/ folder) whose log repeats a step: the error is the log's
     ("step 12 is repeated … with a different …"), not "runs is a folder without a log"."""
     out = tmp_path / "my-run"
-    _checkpoint(out, _history(duplicate_last=True), 12)
+    _checkpoint(out, _history(conflicting_reward=True), 12)
     (out / "runs").mkdir()
     rc = main(["fit", str(out), "--quick"])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "step 12 is repeated" in err and "dynamics/flag/collapse_warning" in err, err
+    assert "step 12 is repeated" in err and "'reward'" in err, err
     assert "folder without a log" not in err
 
 
 def test_fit_folder_of_runs_reads_every_run_and_names_each_bad_one(tmp_path, capsys):
     runs = tmp_path / "runs-of-a-sweep"
-    _checkpoint(runs / "a-bad", _history(duplicate_last=True), 12)
+    _checkpoint(runs / "a-bad", _history(conflicting_reward=True), 12)
     _checkpoint(runs / "b-good", _history(), 12)
     _checkpoint(runs / "c-good", _history(), 12)
     rc = main(["fit", str(runs), "--quick"])

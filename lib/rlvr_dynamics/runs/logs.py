@@ -334,6 +334,17 @@ def _with_bare_dynamics_names(series: dict[str, np.ndarray]) -> dict[str, np.nda
     return out
 
 
+def _is_doctor_output(name: str) -> bool:
+    """A field the live doctor writes about the run (``dynamics/status``, ``dynamics/flag/…``, ``dynamics/plateau``),
+    not a measurement of it: under a :data:`DYNAMICS_NAMESPACES` prefix and not a callback measurement. Before issue
+    32 the callback logged its final report at the step of the last regular one, so such a field can repeat a step
+    with a new value; the loader keeps the later one (nothing is measured twice)."""
+    for ns in DYNAMICS_NAMESPACES:
+        if name.startswith(ns):
+            return not is_callback_field(name[len(ns):])
+    return False
+
+
 def _build(path: Path, rows: _Rows, reward_column: str | None, min_points: int) -> RunLog:
     keys = {k for r in rows for k in r if isinstance(k, str)}
     lower = {k.lower(): k for k in sorted(keys)}
@@ -359,6 +370,9 @@ def _build(path: Path, rows: _Rows, reward_column: str | None, min_points: int) 
                 continue
             x = _to_float(v) if not isinstance(v, (dict, list)) else math.nan
             old = target.get(k, math.nan)
+            if math.isfinite(x) and math.isfinite(old) and x != old and _is_doctor_output(k):
+                target[k] = x      # the live doctor's own outputs: its later (final) report supersedes the earlier
+                continue
             if math.isfinite(x) and math.isfinite(old) and x != old and k not in _BOOKKEEPING:
                 raise ValueError(f"{_where(path, rows, i)}: step {step} is repeated ({_where(path, rows, first)}) "
                                  f"with a different {k!r} ({old!r} vs {x!r}); a log must have one value per step")
