@@ -50,6 +50,10 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     assert f"{n_done} of the 6 panel runs are trained" in md
     section = md.split("## 7.")[1]
     assert all(f"{cid} <claim-{cid.lower()}>" in section for cid in paper)
+    c5 = paper["P1-C5"]            # a decisive paper row is carried into section 1's advice, with its number
+    if c5["verdict"] in ("PASS", "FAIL"):
+        said = "moved too" if c5["verdict"] == "FAIL" else "did not move"
+        assert f"late panel reward {said}: {float(c5['measured']):+.1%} of the rise" in md.split("## 2.")[0]
 
 
 def test_paper_figures_list_names_a_page_or_a_reason():

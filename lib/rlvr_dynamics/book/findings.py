@@ -116,6 +116,18 @@ def _status_first_lines(bench: dict) -> list[str]:
             "in {ref}`which logged metric warns first <diagnose-precursors>`.\n"]
 
 
+def _smollm_c5_clause(rows: list[dict]) -> str:
+    """", and on SmolLM2-135M …" when P1-C5's paper row (the SmolLM2 panel) is decisive; else ""."""
+    r = next((r for r in rows if r["notebook"] == "grpo_smollm" and r["id"] == "P1-C5" and r.get("setting") == "paper"),
+             None)
+    if not r or r["verdict"] not in ("PASS", "FAIL") or r.get("measured") is None:
+        return ""
+    ci = f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r.get("ci") else ""
+    moved = "moved too" if r["verdict"] == "FAIL" else "did not move"
+    return (f"; on SmolLM2-135M with TRL's GRPO the late panel reward {moved}: {float(r['measured']):+.1%} of the "
+            f"rise{ci} between G = 4 and G = 16, section 7")
+
+
 def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
     """Section 7: the SmolLM2-135M panel rows (the paper's setting at CPU size) as far as the grid is trained; the
     run count comes from the recorded reasons ("[on n of 6 panel runs complete (G=4: a, G=16: b)]")."""
@@ -126,7 +138,8 @@ def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
                   " ".join(r["reason"] or "" for r in paper.values()))
     done = (f"{m.group(1)} of the {m.group(2)} panel runs are trained (G = 4: {m.group(3)}, G = 16: {m.group(4)})"
             if m else "the panel grid is being trained")
-    out = ["## 7. On a pretrained LM (SmolLM2-135M): the rows decided so far\n",
+    complete = bool(m) and m.group(1) == m.group(2)
+    out = [f"## 7. On a pretrained LM (SmolLM2-135M): the rows {'decided on the complete grid' if complete else 'decided so far'}\n",
            f"The paper's setting at CPU size: SmolLM2-135M-Instruct (from its Q4_1 GGUF) trained with TRL's GRPO (AdamW, no warm-up) on "
            f"two-digit addition, scored on a fixed panel of 256 held-out prompts; {done} "
            f"({page('grpo_smollm', 'SmolLM2 panel')}). Each row below is decided by the rule fixed before the runs, "
@@ -145,8 +158,14 @@ def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
            "PARTIAL": "a run broke part of the no-oscillation rule without the full oscillation signature",
            "FAIL": "a run oscillated around its plateau"
            }.get(verdict.get("P1-C12"), "whether the reward oscillates is not decided")
-    out += ["", f"*For your run:* on a small pretrained model {fit}, and {osc}; with Adam (no warm-up) expect no "
-            "slow start. These rows rest on the few runs named: read them as a first measurement, not a law.\n"]
+    c5 = paper.get("P1-C5")
+    group = ""
+    if c5 and c5["verdict"] in ("PASS", "FAIL") and c5.get("measured") is not None:
+        d = float(c5["measured"])
+        group = (f"; the late panel reward {'moved' if c5['verdict'] == 'FAIL' else 'did not move'} with the group "
+                 f"size (G = 4 minus G = 16: {d:+.1%} of the rise)")
+    out += ["", f"*For your run:* on a small pretrained model {fit}, and {osc}{group}; with Adam (no warm-up) expect "
+            "no slow start. These rows rest on the few runs named: read them as a first measurement, not a law.\n"]
     return out
 
 
@@ -214,7 +233,7 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         f"rise, too noisy to decide ({page('grpo_p1_dynamics', 'GRPO reward dynamics')}).\n",
         _figure(book_dir, "p1_group_size", "Seed-mean reward"),
         "*For your run:* when you compare GRPO runs at different G, expect the plateau itself to move, not only the "
-        "noise (a bandit result, decisive there). In the bandit an RLOO-type advantage (no division by the group "
+        f"noise (a bandit result, decisive there{_smollm_c5_clause(rows)}). In the bandit an RLOO-type advantage (no division by the group "
         "std) removes the shift; Dr. GRPO, which also drops the std, was not tested for it here.\n",
         "## 2. Context: on the testbed, the safe SGD step follows the gradient gap's size more than 1/T\n",
         f"Over response lengths T = {gaps['grpo']['t_min']}–{gaps['grpo']['t_max']} tokens on the tiny testbed "
