@@ -8,11 +8,11 @@ from rlvr_dynamics.doctor.signals import SIGNALS
 
 def test_signal_uses_match_the_rules():
     uses = signal_uses()
-    assert set(uses) == {"reward", *SIGNALS}
+    assert set(uses) == {"reward", *SIGNALS, "sub_rewards"}
     # policy concentration needs entropy AND a within-group spread: both are seen (ablation), neither alone
     assert "policy_concentration" in uses["entropy"]["detectors"] and "policy_concentration" in uses["spread"]["detectors"]
-    # hacking reads only an evaluation / strict reward (or sub-rewards, not a standard signal)
-    assert [s for s, u in uses.items() if "reward_hacking" in u["detectors"]] == ["eval"]
+    # hacking reads only an evaluation / strict reward, or a correctness and a format sub-reward
+    assert [s for s, u in uses.items() if "reward_hacking" in u["detectors"]] == ["eval", "sub_rewards"]
     # the reward alone: the collapse report and its reward_fall precursor
     assert "collapse_warning" in uses["reward"]["detectors"] and uses["reward"]["precursors"] == ["reward_fall"]
     # each precursor has its signal: the tables of precursors.crossings

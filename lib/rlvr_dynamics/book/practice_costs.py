@@ -120,6 +120,12 @@ def logging_section(book_dir: Path) -> list[str]:
         present = next((n for n in names if n in columns), None)
         rows.append(f"| {sig.replace('_', ' ')} | {', '.join(f'`{n}`' for n in names[:3])}"
                     f"{', …' if len(names) > 3 else ''} | {_logged_by(present)} | {used(uses[sig])} |")
+    from ..doctor.signals import CORRECTNESS_WORDS, FORMAT_WORDS
+    subs = sorted(c for c in columns if c.startswith("rewards/") and c.endswith("/mean"))
+    rows.append("| sub-rewards | `rewards/<function>/mean`, one per reward function: a correctness term when the name "
+                f"holds {'/'.join(CORRECTNESS_WORDS)}, a format term when it holds {'/'.join(FORMAT_WORDS)} | "
+                + (f"TRL ({', '.join(f'`{c}`' for c in subs)})" if subs else "not in the reference runs' logs")
+                + f" | {used(uses['sub_rewards'])} (needs a correctness and a format term) |")
     out = ["## 9. What to log for the run doctor, and what it costs\n",
            "What the doctor reads, under which names (the first few it tries, in order), whether TRL (as pinned here) "
            f"or the project's callback wrote it in the {ref[0].config.model if ref else 'reference'} panel runs, and "
