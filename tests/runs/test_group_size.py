@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.paths import RUNS_DIR
-from rlvr_dynamics.runs.group_size import LATE_FROM, group_size_summary
+from rlvr_dynamics.runs.group_size import LATE_STEPS, group_size_summary
 
 
 def _column(run_dir, name):
@@ -32,7 +32,7 @@ def test_summary_recomputes_from_the_run_files():
             _, z = _column(run_dir, "frac_reward_zero_std")
             assert d["zero_std_share"][i] == pytest.approx(np.nanmean(z))
             steps, p = _column(run_dir, "panel_reward")
-            late = p[(steps >= LATE_FROM) & np.isfinite(p)]
+            late = p[(steps >= info["config"]["max_steps"] - LATE_STEPS) & np.isfinite(p)]
             assert late.size >= 3 and d["late_panel"][i] == pytest.approx(late.mean())
             assert d["heldout_after"][i] == ev["after"]["heldout"]
             assert d["seconds_per_step"][i] == info["seconds_per_step"]

@@ -116,16 +116,22 @@ def _status_first_lines(bench: dict) -> list[str]:
             "in {ref}`which logged metric warns first <diagnose-precursors>`.\n"]
 
 
+def _ci(r: dict) -> str:
+    """A row's 95 % CI as " [lo, hi]", or "" when it has none."""
+    return f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r.get("ci") else ""
+
+
 def _smollm_c5_clause(rows: list[dict]) -> str:
     """", and on SmolLM2-135M …" when P1-C5's paper row (the SmolLM2 panel) is decisive; else ""."""
-    r = next((r for r in rows if r["notebook"] == "grpo_smollm" and r["id"] == "P1-C5" and r.get("setting") == "paper"),
-             None)
-    if not r or r["verdict"] not in ("PASS", "FAIL") or r.get("measured") is None:
+    try:
+        r = _row(rows, "grpo_smollm", "P1-C5", "paper")
+    except KeyError:
         return ""
-    ci = f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r.get("ci") else ""
+    if r["verdict"] not in ("PASS", "FAIL") or r.get("measured") is None:
+        return ""
     moved = "moved too" if r["verdict"] == "FAIL" else "did not move"
     return (f"; on SmolLM2-135M with TRL's GRPO the late panel reward {moved}: {float(r['measured']):+.1%} of the "
-            f"rise{ci} between G = 4 and G = 16, section 7")
+            f"rise{_ci(r)} between G = 4 and G = 16, section 7")
 
 
 def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
@@ -212,9 +218,6 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
     live = det.get("live", {})
     shared_cov = _shared_log_coverage(book_dir)
 
-    def ci(r: dict) -> str:
-        return f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r.get("ci") else ""
-
     lines = [
         "# What this means for your GRPO run\n",
         "The findings of this book that a practitioner can use, each with its setting and optimizer, the verdicts it "
@@ -226,10 +229,10 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         "## 1. With GRPO's std normalisation, the group size moves where the reward settles\n",
         f"In the 2-arm bandit where P1's mean-field picture is exact (heavy-ball momentum, KL weight β = 2), GRPO's "
         f"std-normalised advantage moves the plateau by **{float(c5['measured']):+.1%} of the reward rise** between "
-        f"G = 4 and G = 16{ci(c5)}, while an unbiased leave-one-out (RLOO-type) advantage moves it by "
+        f"G = 4 and G = 16{_ci(c5)}, while an unbiased leave-one-out (RLOO-type) advantage moves it by "
         f"{rloo_plateau:+.2%} (context: not GRPO) ({page('p1_group_size', 'group size')}; {head('P1-C5')}). The "
         f"size of the shift depends on the KL weight, which sets the plateau; β = 2 is this page's choice. On the "
-        f"tiny GRPO testbed (Adam) the plateau difference is {float(c5_grpo['measured']):+.3f}{ci(c5_grpo)} of the "
+        f"tiny GRPO testbed (Adam) the plateau difference is {float(c5_grpo['measured']):+.3f}{_ci(c5_grpo)} of the "
         f"rise, too noisy to decide ({page('grpo_p1_dynamics', 'GRPO reward dynamics')}).\n",
         _figure(book_dir, "p1_group_size", "Seed-mean reward"),
         "*For your run:* when you compare GRPO runs at different G, expect the plateau itself to move, not only the "
@@ -242,10 +245,10 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         f"norm ‖g₊ − g₋‖ moves {gaps['grpo']['product_spread']:.1f}× (Dr. GRPO "
         f"{gaps['dr_grpo']['product_spread']:.1f}×), not flat ({page('grpo_p2_length', 'length on real GRPO')}). "
         "This is a **context** reading: no verdict rests on it. What the verdicts say: under SGD the un-normalised "
-        f"loss's threshold does not fall like 1/T (slope {float(c7_sgd['measured']):+.2f}{ci(c7_sgd)}, {head('P2-C7')}) "
-        f"and GRPO's is not flat (slope {float(c9_sgd['measured']):+.2f}{ci(c9_sgd)}, {head('P2-C9')}). "
+        f"loss's threshold does not fall like 1/T (slope {float(c7_sgd['measured']):+.2f}{_ci(c7_sgd)}, {head('P2-C7')}) "
+        f"and GRPO's is not flat (slope {float(c9_sgd['measured']):+.2f}{_ci(c9_sgd)}, {head('P2-C9')}). "
         f"Under Adam (context) the critical step is flat in T: slope {float(adam_len['measured']):+.3f}"
-        f"{ci(adam_len)}.\n",
+        f"{_ci(adam_len)}.\n",
         _figure(book_dir, "grpo_p2_length", "Norm of the gradient gap"),
         "*For your run:* with SGD, a learning rate that was safe at one response length does not scale with 1/T; "
         "bisect the step at the length you train at (`rlvr-dynamics bisect`). With Adam, the testbed's threshold did "

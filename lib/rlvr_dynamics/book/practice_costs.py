@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..runs.group_size import finite_mean
 from .markup import md_escape
 
 GROUP_SIZE_GRIDS = (("smollm-main-", "main grid (training reward, 64 held-out prompts)"),
@@ -19,12 +20,6 @@ GROUP_SIZE_GRIDS = (("smollm-main-", "main grid (training reward, 64 held-out pr
 REFERENCE_RUN = "smollm-panel-"
 """The grid whose logs tell which metric TRL (1.16, as pinned) and the callback write by default."""
 OVERHEAD_JSON = "live_overhead.json"
-
-
-def _mean(v) -> float:
-    v = np.asarray(v, float)
-    v = v[np.isfinite(v)]
-    return float(v.mean()) if v.size else float("nan")
 
 
 def _span(v, fmt: str) -> str:
@@ -52,13 +47,13 @@ def group_size_section(page) -> list[str]:
         seeds |= {s for d in grid.values() for s in d["seeds"]}
         for G, d in grid.items():
             rows.append(f"| {label} | {G} | {len(d['runs'])} | {_span(d['zero_std_share'], '.0%')} | "
-                        f"{_mean(d['heldout_before']):.2f} → {_span(d['heldout_after'], '.2f')} | "
+                        f"{finite_mean(d['heldout_before']):.2f} → {_span(d['heldout_after'], '.2f')} | "
                         f"{_span(d['late_panel'], '.3f')} | {d['completions_per_step']} | "
                         f"{_span(d['seconds_per_step'], '.1f')} |")
         if {4, 16} <= set(grid):
-            ratios.append((label, _mean(grid[16]["seconds_per_step"]) / _mean(grid[4]["seconds_per_step"]),
-                           _mean(grid[16]["heldout_after"]) - _mean(grid[4]["heldout_after"]),
-                           _mean(grid[4]["zero_std_share"]), _mean(grid[16]["zero_std_share"])))
+            ratios.append((label, finite_mean(grid[16]["seconds_per_step"]) / finite_mean(grid[4]["seconds_per_step"]),
+                           finite_mean(grid[16]["heldout_after"]) - finite_mean(grid[4]["heldout_after"]),
+                           finite_mean(grid[4]["zero_std_share"]), finite_mean(grid[16]["zero_std_share"])))
     if not rows:
         return []
     def setting(field: str, fmt: str = "") -> str:
