@@ -35,7 +35,9 @@ CLIPPED_FROM = 0.2
 KL_JUMP = 10.0
 """KL (|approx KL|): trailing mean ≥ KL_JUMP × its running median and ≥ KL_FLOOR."""
 KL_FLOOR = 0.01
-GRAD_SPIKE = 10.0
+RECENT = 20
+"""The KL jump is measured against the median of this many values before it."""
+GRAD_SPIKE = 5.0
 """Gradient norm: trailing mean ≥ GRAD_SPIKE × its running median."""
 FORMAT_FALL = 0.3
 """Format accuracy: trailing mean ≤ (1 − FORMAT_FALL) × its running peak, the fall significant: more than
@@ -59,8 +61,9 @@ SIGNAL_MEANING = {
     "entropy_blowup": f"token entropy rises ≥ {ENTROPY_BLOWUP:g}× its running minimum (and above its initial level)",
     "length_cap": f"≥ {CLIPPED:.0%} of completions cut at the length cap (after ≤ {CLIPPED_FROM:.0%})",
     "length_shift": f"mean completion length moves ≥ {LENGTH_SHIFT}× (up or down) from its running median",
-    "kl_jump": f"KL to the sampling policy ≥ {KL_JUMP:g}× its running median (and ≥ {KL_FLOOR})",
-    "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median",
+    "kl_jump": f"KL to the sampling policy ≥ {KL_JUMP:g}× its median over the {RECENT} values before (and ≥ {KL_FLOOR}), "
+               f"on {SMOOTH} points in a row",
+    "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median on {SMOOTH} points in a row",
     "format_fall": f"format accuracy falls ≥ {FORMAT_FALL:.0%} below its running peak (and > {Z_FALL:g} SE)",
     "zero_std_share": f"share of zero-std groups reaches {ZERO_STD} (after ≤ {ZERO_STD_FROM})",
     "non_finite": "loss, gradient norm or entropy becomes NaN or infinite after finite values",
@@ -142,40 +145,96 @@ def length_shift(L: np.ndarray) -> np.ndarray:
     return _ready(L) & ((r >= LENGTH_SHIFT) | (r <= 1 / LENGTH_SHIFT))
 
 
+def _recent_median(v: np.ndarray, window: int = RECENT) -> np.ndarray:
+    """Median of the last ``window`` finite values strictly before each index (NaN before any)."""
+    out = np.full(v.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(v))
+    vals = v[ok]
+    for j in range(1, ok.size):
+        out[ok[j]] = float(np.median(vals[max(0, j - window):j]))
+    return out
+
+
+def _trailing_min(v: np.ndarray, k: int = SMOOTH) -> np.ndarray:
+    """Smallest of the last k finite values at each index (NaN where the value itself is not finite)."""
+    out = np.full(v.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(v))
+    vals = v[ok]
+    for j in range(ok.size):
+        out[ok[j]] = float(np.min(vals[max(0, j - k + 1):j + 1]))
+    return out
+
+
 def kl_jump(kl: np.ndarray) -> np.ndarray:
+    """Both of the last SMOOTH values of |KL| at least KL_JUMP × the median of the RECENT values before them (a jump
+    against the recent level: a KL that grows steadily from 0, as with β > 0, is not one) and ≥ KL_FLOOR."""
     a = np.abs(kl)
-    s = _trailing(a)
-    return _ready(a) & (s >= KL_JUMP * _running_median(a)) & (s >= KL_FLOOR)
+    s = _trailing_min(a)
+    return _ready(a) & (s >= KL_JUMP * _recent_median(a)) & (s >= KL_FLOOR)
 
 
 def grad_spike(g: np.ndarray) -> np.ndarray:
-    s = _trailing(g)
+    """Both of the last SMOOTH gradient norms at least GRAD_SPIKE × the running median (one-step spikes of 10⁵ are
+    common in healthy runs; a sustained one is not)."""
+    s = _trailing_min(g)
     return _ready(g) & (s >= GRAD_SPIKE * _running_median(g))
 
 
 def _fall(v: np.ndarray, floor, fraction: float) -> np.ndarray:
-    """Trailing mean below peak − fraction·(peak − floor), significantly (step noise of the values before).
-    ``floor``: a number, an array per row (NaN: none known at that row), or None; without one, the trailing mean's
-    minimum so far."""
+    """The trailing mean below peak − fraction·(peak − floor), significantly, on the run's own noise window.
+
+    Window (per row): the noise window of :mod:`.detectors._common` for an effect of fraction·gain,
+    ``k = clip(⌈(Z_WINDOW·σ̂/(fraction·gain))²⌉, SMOOTH, K_MAX)``, σ̂ the plain step noise std(Δ)/√2 of the values
+    before the row (a heavy-tailed one-prompt reward's spikes are its noise, so the robust σ̂ would understate it);
+    the peak is the running maximum of that trailing mean over full windows, and the fall must exceed
+    (Z_FALL·√2 + b)·σ̂/√k, b the peak's selection bias (:func:`.detectors.collapse.peak_bias`).
+    ``floor``: a number, an array per row (NaN: none known at that row), or None; without one, the smallest
+    trailing mean so far."""
+    from .detectors._common import K_MAX, Z_WINDOW
     from .detectors.collapse import PrefixSigma, peak_bias
 
-    s = _trailing(v)
-    peak = _running(s, np.max)
     out = np.zeros(v.shape, dtype=bool)
     ok = np.flatnonzero(np.isfinite(v))
-    sigma_of = PrefixSigma(robust=True, small_sample=False)   # a warning, not a report: the sensitive σ̂
-    for n_before, i in enumerate(ok):
-        if n_before < FIRST_POINTS or not math.isfinite(peak[i]):
+    x = v[ok]
+    if x.size <= FIRST_POINTS:
+        return out
+    c = np.concatenate([[0.0], np.cumsum(x)])
+    sigma_of = PrefixSigma(robust=False, small_sample=False)
+    base_min = math.inf
+    for j in range(x.size):
+        s2 = (c[j + 1] - c[max(0, j + 1 - SMOOTH)]) / min(j + 1, SMOOTH)
+        if j < FIRST_POINTS:
+            base_min = min(base_min, s2)
             continue
+        i = ok[j]
         base = floor[i] if isinstance(floor, np.ndarray) else floor
         if base is None or not math.isfinite(base):
-            base = float(np.nanmin(s[ok[:n_before]]))
-        gain = peak[i] - base
-        sigma = sigma_of(v[ok[:n_before]])
-        se = sigma / math.sqrt(SMOOTH)
-        out[i] = gain > 0 and s[i] < peak[i] - fraction * gain and \
-            peak[i] - s[i] > (Z_FALL * math.sqrt(2) + peak_bias(n_before, SMOOTH)) * se
+            base = base_min
+        sigma = sigma_of(x[:j])
+        top = float(np.max(_trail_means(c, j, SMOOTH)))
+        gain = top - base
+        if gain > 0 and sigma > 0:
+            k = int(min(K_MAX, max(SMOOTH, math.ceil((Z_WINDOW * sigma / (fraction * gain)) ** 2))))
+        else:
+            k = SMOOTH
+        if j + 1 >= 2 * k:
+            means = _trail_means(c, j, k)
+            pk, now = float(np.max(means[:-1])), float(means[-1])
+            gain_k = pk - base
+            se = sigma / math.sqrt(k)
+            out[i] = gain_k > 0 and now < pk - fraction * gain_k and \
+                pk - now > (Z_FALL * math.sqrt(2) + peak_bias(j, k)) * se
+        base_min = min(base_min, s2)
     return out
+
+
+def _trail_means(c: np.ndarray, j: int, k: int) -> np.ndarray:
+    """Full trailing means of k values ending at 0 … j (cumulative sums ``c``), in order."""
+    ends = np.arange(k - 1, j + 1)
+    if ends.size == 0:
+        ends = np.array([j])
+        return (c[ends + 1] - c[0]) / (ends + 1)
+    return (c[ends + 1] - c[ends + 1 - k]) / k
 
 
 def format_fall(f: np.ndarray) -> np.ndarray:
@@ -186,10 +245,25 @@ def reward_fall(r: np.ndarray, floor: float | None) -> np.ndarray:
     return _fall(r, floor, REWARD_FALL)
 
 
-def zero_std_share(z: np.ndarray) -> np.ndarray:
-    s = _trailing(z)
-    was_low = np.maximum.accumulate(np.where(np.isfinite(z), z <= ZERO_STD_FROM, False))
-    return was_low & (s >= ZERO_STD)
+def zero_std_share(z: np.ndarray, near_top: np.ndarray | None = None) -> np.ndarray:
+    """The share of zero-std groups, smoothed on its noise window (:mod:`.detectors._common`, effect
+    ZERO_STD − ZERO_STD_FROM: a one-prompt log's share is 0 or 1 at each step, so two all-equal groups in a row are
+    noise), reaches ZERO_STD after the smoothed share was at or below ZERO_STD_FROM, on rows where the smoothed reward
+    lies in the lower half of its range (``near_top`` False there: most all-equal groups are then all-failed ones; a
+    near-solved task's groups all score 1, which is not a collapse)."""
+    from .detectors._common import _smoothed
+
+    out = np.zeros(z.shape, dtype=bool)
+    ok = np.isfinite(z)
+    if ok.sum() <= FIRST_POINTS:
+        return out
+    s, _, _ = _smoothed(z, lambda v, sig: np.full(v.size, ZERO_STD - ZERO_STD_FROM))
+    was_low = np.maximum.accumulate(s <= ZERO_STD_FROM)
+    hit = was_low & (s >= ZERO_STD)
+    out[np.flatnonzero(ok)] = hit
+    if near_top is not None:
+        out &= ~near_top
+    return out
 
 
 def non_finite(*series: np.ndarray) -> np.ndarray:
@@ -221,13 +295,65 @@ def crossings(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> 
     for name, concept, rule in rules:
         v = get(concept)
         if v is not None and np.isfinite(v).sum() > FIRST_POINTS:
-            out[name] = np.asarray(rule(np.asarray(v, dtype=float)), dtype=bool)
+            v = np.asarray(v, dtype=float)
+            if name == "zero_std_share":
+                flags = zero_std_share(v, _upper_half(log, reward_bounds))
+            else:
+                flags = rule(v)
+            out[name] = np.asarray(flags, dtype=bool)
     nf = non_finite(get("loss"), get("grad_norm"), get("entropy"))
     if nf is not None:
         out["non_finite"] = nf
     r = np.asarray(log.reward, dtype=float)
     out["reward_fall"] = reward_fall(r, reward_floor(r, reward_bounds))
+    out[RISING] = reward_rising(log)
     return out
+
+
+RISING = "reward_rising"
+"""Not a precursor: the key of :func:`crossings` that holds :func:`reward_rising` (the gate of the SUFFICIENT
+signals in :func:`warning_flags`)."""
+RISING_T = 2.0
+RISING_MIN = 10
+"""The reward is rising at a row when the t-statistic of its least-squares slope over the trailing
+max(RISING_MIN, k) reward rows exceeds RISING_T (k: the noise window for an effect of 0.1 × its running range)."""
+
+
+def reward_rising(log: RunLog) -> np.ndarray:
+    """Rows where the reward still rises significantly (:data:`RISING_MIN`, causal)."""
+    from .detectors._common import _on_rows, _trailing_slope_t, causal_sigma, noise_window
+
+    r = np.asarray(log.reward, dtype=float)
+    v = r[np.isfinite(r)]
+    if v.size <= FIRST_POINTS:
+        return np.zeros(r.shape, dtype=bool)
+    rng = np.maximum.accumulate(v) - np.minimum.accumulate(v)
+    k = np.maximum(noise_window(causal_sigma(v), 0.1 * rng), RISING_MIN)
+    t = _trailing_slope_t(v, k)
+    return _on_rows(log, r, (t > RISING_T).astype(float)) > 0.5
+
+
+def _upper_half(log: RunLog, reward_bounds) -> np.ndarray:
+    """Rows where the reward, smoothed on the noise window of :mod:`.detectors._common`, lies in the upper half of
+    its range: the declared bounds, else (0, 1) while every reward so far is in [0, 1], else its running min–max."""
+    from .detectors._common import _ffill, _smoothed
+
+    r = np.asarray(log.reward, dtype=float)
+    ok = np.isfinite(r)
+    out = np.zeros(r.shape, dtype=bool)
+    if ok.sum() <= FIRST_POINTS:
+        return out
+    y = r[ok]
+    sm, _, _ = _smoothed(r, lambda v, sig: np.full(v.size, 0.1 * max(float(np.ptp(v)), 1e-12)))
+    floor = reward_floor(r, reward_bounds)[ok]
+    if reward_bounds is not None:
+        mid = np.full(y.size, 0.5 * (reward_bounds[0] + reward_bounds[1]))
+    else:
+        lo, hi = np.minimum.accumulate(y), np.maximum.accumulate(y)
+        mid = np.where(np.isfinite(floor), 0.5, 0.5 * (lo + hi))
+    vals = np.zeros(r.shape)
+    vals[ok] = sm >= mid
+    return _ffill(np.where(ok, vals, np.nan)) > 0.5
 
 
 def reward_floor(r: np.ndarray, reward_bounds: tuple[float, float] | None = None) -> np.ndarray:
@@ -253,6 +379,10 @@ SUFFICIENT = ("non_finite", "length_cap", "format_fall")
 """Signals that warn on their own: each is a failure of the policy in itself (NaN, completions cut at the cap, the
 format lost), not only a sign of stress. ``entropy_blowup`` was tried as one and left out: it fired on 4 of 36 healthy
 development runs (an entropy near 0 triples easily) and led none of the 7 collapses."""
+GATED = ("length_cap",)
+"""SUFFICIENT signals that warn alone only while the reward is not rising (:func:`reward_rising`): completions
+running into the cap while the reward still climbs is the length growth of a healthy long-reasoning run (a public
+verl run rising 0.43 → 0.95 crossed a 50 % cap share at its all-time high)."""
 NOT_COUNTED = ("grad_spike",)
 """Counted only beside a reward fall, never toward the WARNING_ALONE path: on the development logs the gradient norm
 spikes on 8 of 25 healthy runs (one-step spikes of 10⁵ are common in runs that never collapse)."""
@@ -269,7 +399,7 @@ def warning_flags(cross: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.
     count = np.zeros(n, dtype=int)
     with_fall = np.zeros(n, dtype=int)
     for k, v in cross.items():
-        if k in ("reward_fall", "entropy_blowup"):
+        if k in ("reward_fall", "entropy_blowup", RISING):
             continue
         recent = np.zeros(n, dtype=bool)
         for j in range(WARNING_WINDOW):
@@ -281,11 +411,11 @@ def warning_flags(cross: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.
     alone = np.zeros(n, dtype=bool)
     for k in SUFFICIENT:
         if k in cross:
-            alone |= cross[k]
+            alone |= cross[k] & ~cross.get(RISING, np.zeros(n, dtype=bool)) if k in GATED else cross[k]
     return (fall & (with_fall >= 1)) | (count >= WARNING_ALONE) | alone, count
 
 
 def signals_on(cross: dict[str, np.ndarray], i: int) -> list[str]:
     """The precursors that crossed within the last :data:`WARNING_WINDOW` points before row ``i`` (inclusive)."""
     lo = max(0, i - WARNING_WINDOW + 1)
-    return [k for k, v in cross.items() if bool(np.any(v[lo: i + 1]))]
+    return [k for k, v in cross.items() if k != RISING and bool(np.any(v[lo: i + 1]))]
