@@ -123,7 +123,8 @@ def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch
 def test_claim_ids_and_spec_sections_link_to_the_appendix_outside_code(page):
     intro = page.cells[2].source
     assert "{ref}`P1-C2 <claim-p1-c2>`" in intro
-    assert "{ref}`§3.4 <spec-sections-p1>`" in intro
+    assert "{ref}`P1's regimes and thresholds <theory-sources-p1>`" in intro   # a citation, not a private section
+    assert "spec" not in intro and "§" not in intro
     assert "`P1-C3`" in intro  # inline code is left alone
 
 

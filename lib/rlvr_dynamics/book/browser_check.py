@@ -12,6 +12,11 @@ On a notebook page (``executed/``) a verdict badge sits above the first figure. 
 slider changes the plot. Optionally saves a screenshot of one page (the README's picture of the book).
 
 Uses Debian's ``chromium`` driven by ``playwright`` (Python) with ``executable_path``: no browser download.
+
+:func:`reader_text_problems` needs no browser (the book build runs it on every page it writes): the reader text of
+every page (not code, math or printed output) holds no reference to the project's private notes ("spec", "§"), no
+words about how the work was done ("the audit", "the issue asked for", "session", "tracker"), no code name outside a
+code span (``is_collapsed``) and no raw Python value (``nan``, ``[]``, ``: True``, a numpy array).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import functools
 import http.server
 import shutil
 import threading
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +39,79 @@ NARROW_VIEWPORT = {"width": 420, "height": 900}
 """A phone-width window: :data:`NARROW_PAGES` are checked at this width too (layout checks only)."""
 NARROW_PAGES = ("scorecard.html", "intro.html")
 """Pages whose layout must also hold at :data:`NARROW_VIEWPORT` (tables of badges)."""
+
+
+READER_TEXT_RULES: tuple[tuple[str, "re.Pattern[str]"], ...] = (
+    ("private notes", re.compile(r"\bspecs?\b|\bspecification\b|§", re.I)),
+    ("how the work was done", re.compile(
+        r"\b(?:the audit|audit(?:ed|s)? (?:of|on|had|found|showed)|the review(?:er)?s?\b|(?:the )?issues? #?\d+|"
+        r"the issue|sessions?|trackers?|turn \d+|tickets?|TODO|the brief|reviewer)\b", re.I)),
+    ("code name outside a code span", re.compile(
+        r"\b(?:[A-Za-z][\w.-]*/)+[\w.-]*_[\w.-]*|"
+        r"(?<![\w\\$`/-])(?<![A-Za-z0-9]\.)(?!(?:[A-Za-z]|alpha|beta|gamma|[dD]elta|eta|zeta|theta|mu|rho|omega|sigma|tau|lambda|psi|"
+        r"phi|kappa|epsilon|nu|pi|chi|xi|Omega|Sigma|Gamma|Lambda|Theta|Phi|Psi|Var|dBIC|dAIC|SE)[_.])"
+        r"[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*_[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)*(?![\w`])")),
+    ("raw Python value", re.compile(
+        r"(?<![\w.])nan(?![\w(])|\[\s*\]|[:=] ?(?:True|False|None)\b|\barray\(|\bnp\.\w+|"
+        r"\[\s*-?\d+(?:\.\d+)?(?:e-?\d+)?\s+-?\d+(?:\.\d+)?(?:e-?\d+)?(?:\s+-?\d|\s*\])")),
+)
+"""The reader-text rules of :func:`reader_text_problems`: (what is wrong, the pattern that finds it). A code name is
+a name with an underscore whose first part is not one letter or a Greek letter's name (``K_ref`` and ``eta_c`` are
+symbols written in ASCII, ``dr_grpo`` is code)."""
+
+READER_TEXT_ALLOWED_PAGES = (
+    # The run doctor's pages are being rewritten at the same time by whoever works on the doctor (issue 37's other
+    # half); their hits are listed in that work. Empty this list when they are clean: the check then covers them.
+    "diagnose.html",
+    "own-runs.html",
+    "doctor-design-notes.html",
+    "_generated/practice.html",
+)
+"""Built pages (paths under the HTML folder) that :func:`reader_text_problems` skips, for now."""
+
+READER_TEXT_SKIP = "pre, code, kbd, samp, .math, mjx-container, script, style, .cell_input, .headerlink, .admonition.note"
+"""What is not reader text: code, printed output, math, the folded provenance box (it names parameters)."""
+
+
+def page_reader_text(html: str) -> str:
+    """The reader text of one built page: its article without :data:`READER_TEXT_SKIP`, whitespace collapsed."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    article = soup.select_one("article.bd-article") or soup.select_one("main") or soup.body or soup
+    for e in article.select(READER_TEXT_SKIP):
+        e.decompose()
+    return re.sub(r"\s+", " ", article.get_text(" ")).strip()
+
+
+def text_problems(text: str, limit: int = 5) -> list[str]:
+    """What the reader-text rules (:data:`READER_TEXT_RULES`) find in ``text``: per rule, up to ``limit`` phrases,
+    each quoted with a few words around it."""
+    out = []
+    for what, pattern in READER_TEXT_RULES:
+        for k, m in enumerate(pattern.finditer(text)):
+            if k == limit:
+                out.append(f"{what}: … (more)")
+                break
+            a, b = max(0, m.start() - 30), min(len(text), m.end() + 30)
+            out.append(f'{what}: "{m.group(0)}" in "…{text[a:b]}…"')
+    return out
+
+
+def reader_text_problems(html_dir: str | Path, allowed: tuple[str, ...] = READER_TEXT_ALLOWED_PAGES,
+                         limit: int = 5) -> dict[str, list[str]]:
+    """``{page: [problem, …]}`` for every built page whose reader text breaks a rule of :data:`READER_TEXT_RULES`
+    (pages in ``allowed``, search and the index are skipped). Needs no browser."""
+    html_dir = Path(html_dir)
+    out: dict[str, list[str]] = {}
+    for path in sorted(html_dir.rglob("*.html")):
+        rel = path.relative_to(html_dir).as_posix()
+        if "_static" in path.parts or rel in ("search.html", "genindex.html", "index.html") or rel in allowed:
+            continue
+        problems = text_problems(page_reader_text(path.read_text(encoding="utf-8")), limit=limit)
+        if problems:
+            out[rel] = problems
+    return out
 
 
 @dataclass

@@ -11,7 +11,10 @@
    paper, an anchor per claim), the landing page's results (``_generated/landing.md``, included by ``intro.md``),
    the downloads page and the explorer's precomputed data;
 4. unpack MathJax 3 from the npm registry (cached) into ``_mathjax`` so that the book renders math offline;
-5. run ``jupyter-book build -W -n --keep-going``: a warning or a broken reference fails the build.
+5. run ``jupyter-book build -W -n --keep-going``: a warning or a broken reference fails the build;
+6. check the reader text of every built page (:func:`.browser_check.reader_text_problems`: no "spec" or "§", no
+   words about how the work was done, no code name outside a code span, no raw Python value): a hit fails the
+   build, naming the page and the phrase.
 
 Page layout (:func:`.pages.book_page`), top to bottom: the title; a **results box** per claim the page records (the
 paper's statement from ``book/claims.yml``, what was tested, the paper's and the measured value, the
@@ -114,7 +117,49 @@ def prepare_notebooks(book_dir: Path, entries: list[NotebookEntry], execute: str
             print(f"[{i}/{len(entries)}] executing {e.id} …", flush=True)
             run_notebook(e, store=False, out_dir=out_dir, progress=progress)
             made.append(e.id)
+        else:
+            refresh_markdown(e, out_dir)
     return made
+
+
+def refresh_markdown(entry: NotebookEntry, out_dir: Path) -> bool:
+    """Give a current executed copy (same code, see :func:`.registry.executed_is_current`) the notebook's current
+    Markdown cells: a change of prose needs no re-execution, but must reach the book. Code cells and their outputs
+    stay as executed. Returns whether the copy changed; a copy whose code cells do not line up is left alone."""
+    import nbformat
+
+    path = out_dir / f"{entry.id}.ipynb"
+    raw = out_dir / f"{entry.id}.raw.ipynb"
+    done = nbformat.read(path, as_version=4)
+    if done.metadata.get("rlvr_dynamics", {}).get("book_page"):   # a book page: its untransformed copy is the raw
+        if not raw.exists():
+            return False
+        path, done = raw, nbformat.read(raw, as_version=4)
+    source = nbformat.read(entry.path, as_version=4)
+    tags = lambda c: c.metadata.get("tags", [])  # noqa: E731
+    provenance = [c for c in done.cells if "provenance" in tags(c)]
+    injected = [c for c in done.cells if "injected-parameters" in tags(c)]
+    code = [c for c in done.cells if c.cell_type == "code" and "injected-parameters" not in tags(c)]
+    src_code = [c for c in source.cells if c.cell_type == "code"]
+    if len(code) != len(src_code) or any(a.source != b.source for a, b in zip(code, src_code)):
+        return False
+    cells, k = [], 0
+    for c in source.cells:
+        if c.cell_type == "code":
+            cells.append(code[k])
+            k += 1
+            if "parameters" in tags(c):
+                cells += injected
+        else:
+            cells.append(c)
+    cells[1:1] = provenance
+    if [(c.cell_type, c.source) for c in cells] == [(c.cell_type, c.source) for c in done.cells]:
+        return False
+    done.cells = cells
+    atomic_write_text(path, nbformat.writes(done) + "\n")
+    if path == raw:   # the page is rewritten from the raw copy by make_pages
+        atomic_write_text(out_dir / f"{entry.id}.ipynb", nbformat.writes(done) + "\n")
+    return True
 
 
 def write_generated(book_dir: Path, entries: list[NotebookEntry]) -> None:
@@ -161,4 +206,12 @@ def build_book(book_dir: Path = BOOK_DIR, execute: str = "stale", progress: bool
         warnings = [ln for ln in log.splitlines() if "WARNING" in ln or "ERROR" in ln]
         raise RuntimeError("jupyter-book build failed (warnings are errors):\n" + "\n".join(warnings[-30:] or
                                                                                            log.splitlines()[-30:]))
-    return book_dir / "_build" / "html"
+    html = book_dir / "_build" / "html"
+    if builder == "html":
+        from .browser_check import reader_text_problems
+        problems = reader_text_problems(html)
+        if problems:
+            raise RuntimeError("the book's reader text breaks the reader-text rules "
+                               "(rlvr_dynamics.book.browser_check.READER_TEXT_RULES):\n" + "\n".join(
+                                   f"{page}: {p}" for page, ps in problems.items() for p in ps))
+    return html

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Mapping
 
 
@@ -74,12 +75,39 @@ def table(rows: Iterable[Mapping[str, Any]], columns: Mapping[str, str] | None =
     return Markdown(table_markdown(rows, columns, digits=digits, caption=caption))
 
 
+def damping_regime(damping_ratio: float) -> str:
+    """The regime a damping ratio ζ names, in words: ``"underdamped"`` (ζ < 1, the error oscillates),
+    ``"critically damped"`` (ζ = 1) or ``"overdamped"`` (ζ > 1, no oscillation)."""
+    if not math.isfinite(damping_ratio) or damping_ratio < 0:
+        raise ValueError(f"damping_ratio must be finite and >= 0, got {damping_ratio!r}")
+    if abs(damping_ratio - 1.0) < 1e-9:
+        return "critically damped"
+    return "underdamped" if damping_ratio < 1 else "overdamped"
+
+
+_TOO_DAMPED = re.compile(r"ζ = (\d+(?:\.\d+)?), too (?:under|over)damped to score,")
+
+
+def damping_words(text: str) -> str:
+    """A reading that names a damping ratio's regime says what the ratio says: ``"ζ = 1.61, too underdamped to
+    score,"`` → ``"ζ = 1.61: overdamped, but too close to critical damping (ζ = 1) to score;"`` (the regime from
+    :func:`damping_regime`, never typed)."""
+    def fix(m: re.Match) -> str:
+        zeta = float(m.group(1))
+        regime = damping_regime(zeta)
+        words = ("overdamped, but too close to critical damping (ζ = 1) to score" if regime == "overdamped"
+                 else f"{regime}, so not scored")
+        return f"ζ = {m.group(1)}: {words};"
+    return _TOO_DAMPED.sub(fix, text)
+
+
 def say(text: str) -> Any:
     """A sentence or two that read the figure or table above, with numbers formatted by the caller (an f-string).
-    Returns an IPython ``Markdown`` object (display it)."""
+    Returns an IPython ``Markdown`` object (display it). A damping regime named beside a damping ratio is
+    recomputed from the ratio (:func:`damping_words`)."""
     from IPython.display import Markdown
 
-    text = " ".join(str(text).split())
+    text = damping_words(" ".join(str(text).split()))
     if not text:
         raise ValueError("say(text): text must not be empty")
     return Markdown(text)

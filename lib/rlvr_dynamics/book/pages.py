@@ -12,8 +12,9 @@ import nbformat
 
 from .._io import atomic_write_text
 from .markup import (_CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
-                     link_references, md_escape, measured_text, page_cells, page_numbers, provenance_line,
+                     link_references, md_escape, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
+from .display import damping_words
 from .registry import NotebookEntry
 
 
@@ -52,7 +53,7 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         lines.append(f"**{claim_ref(cid)}** {statement_text(cid)}")
         lines.append("")
         for r in sorted(here, key=lambda r: r["setting"] == "context"):
-            lines.append(f"- {badge(r['verdict'])} *{r['setting']}* · {md_escape(r.get('statement'))} · "
+            lines.append(f"- {badge(r['verdict'])} *{r['setting']}* · {prose(r.get('statement'), entry.paper)} · "
                          f"measured {measured_text(r)}")
         n_pages = len({e["notebook"] for e in overall["evidence"]})
         where = f"over the {n_pages} pages that test it" if n_pages > 1 else "this page is its only evidence"
@@ -75,7 +76,7 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
             details += ["", "*Changed after a result was seen:*", "", *changes, ""]
         for r in here:
             if r.get("reason"):
-                details.append(f"- *{r['setting']}, {r['verdict']}:* {md_escape(r['reason'])}")
+                details.append(f"- *{r['setting']}, {r['verdict']}:* {prose(r['reason'], entry.paper)}")
         details.append("")
     lines += [":::{admonition} Criteria and reasons", ":class: dropdown", "", *details, ":::", "::::"]
     return "\n".join(lines)
@@ -194,6 +195,10 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             o = copy.deepcopy(o)
             if "data" in o:
                 o["data"].pop(FIGURE_AUDIT_MIME, None)
+                md = o["data"].get("text/markdown")
+                if md:   # a reading or a table written for the reader: the reader-text rules apply
+                    o["data"]["text/markdown"] = link_references(
+                        damping_words("".join(md) if isinstance(md, list) else md), entry.paper)
             outs.append(o)
         # split the outputs into runs of text and single figures, each in its own cell
         pieces: list[tuple[str, list]] = []
@@ -218,7 +223,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             extra.metadata["tags"] = ["remove-input"]
             if kind == "figure":
                 fig_no += 1
-                text = captions[fig_no - 1] if fig_no <= len(captions) else entry.title
+                text = plain_markdown(captions[fig_no - 1] if fig_no <= len(captions) else entry.title, entry.paper)
                 if page_no is not None:
                     text = f"Figure {page_no}.{fig_no}. {text}"
                 extra.metadata["mystnb"] = {"figure": {
@@ -266,7 +271,7 @@ def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict]
                 continue
             lines.append(f"{badge(r['verdict'])} **What figure {fig_no} shows for {claim_ref(cid)}** "
                          f"(*{r['setting']}*): measured {measured_text(r)}. "
-                         + (md_escape(r.get("reason")) if r.get("reason") else md_escape(r.get("statement"))))
+                         + prose(r.get("reason") or r.get("statement"), cid[:2]))
     if not lines:
         return None
     cell = nbformat.v4.new_markdown_cell("\n\n".join(lines))

@@ -16,7 +16,8 @@ from ..paths import RUNS_DIR
 from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_once
 from .markup import (GENERATED, SETTING_LABELS, amended_claims, amendment_items, provenance_line, reader_text, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
-                     spec_label, statement_text)
+                     spec_label, sources_label, statement_text, prose, sections_text, THEORY_SOURCES, OPEN_CHOICES, ARXIV,
+                     theory_source, _parts, link_references)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
 
@@ -59,10 +60,10 @@ def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | N
         chapter_items = [{"file": f"{paper.lower()}/index"}]
         for chapter, items in chaps:
             name = f"{paper.lower()}-{slug(chapter)}"
-            lines = [f"# {chapter}\n", "| page | claims and verdicts | mirrors | spec |", "|---|---|---|---|"]
+            lines = [f"# {chapter}\n", "| page | claims and verdicts | mirrors | theory it tests |", "|---|---|---|---|"]
             for e in items:
                 lines.append(f"| {{doc}}`{e.title} <../executed/{e.id}>` | {page_badges(e, rows)} | "
-                             f"{md_escape(e.figure)} | {e.section} |")
+                             f"{prose(e.figure, e.paper)} | {sections_text(e.paper, e.section)} |")
             atomic_write_text(gen / f"{name}.md", "\n".join(lines) + "\n")
             chapter_items.append({"file": f"{GENERATED}/{name}",
                                   "sections": [{"file": f"executed/{e.id}"} for e in items]})
@@ -196,7 +197,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
         kind = " (a possibility claim: the strongest decisive row decides)" if c["kind"] == "existence" else ""
         cell3 = (f"measured {measured_text(c['decider'])}<br>*Pass if:* {criterion_text(cid, c)}{kind} "
                  f"({{ref}}`full criterion <{claim_label(cid)}>`)"
-                 f"<br><span class=\"rlvr-reason\">*Why:* {md_escape(c['reason'])}</span>")
+                 f"<br><span class=\"rlvr-reason\">*Why:* {prose(c['reason'], c['paper'])}</span>")
         pages = []
         for nb_id in dict.fromkeys(r["notebook"] for r in ev):
             pages.append(f"{{doc}}`{by_id[nb_id].title} <executed/{nb_id}>` "
@@ -216,7 +217,7 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
     known = checklist()
     mine = [c for c in verdicts if c["paper"] == paper]
     out = [f"# Claims of {paper}: {PAPERS[paper]}\n",
-           f"Every numbered claim of {paper}, as the project's spec states it, with its test (the *criterion*: fixed "
+           f"Every numbered claim of {paper} ({ARXIV[paper]}), as this book restates it, with its test (the *criterion*: fixed "
            "before the result was seen, or amended after it, with each change dated and the verdict under the first "
            "rule), the verdict over all pages and the pages with the evidence. "
            "Tags: [P] the paper's, [S] secondary, [D] this project's derivation, [?] unknown.\n"]
@@ -227,13 +228,13 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         out += [f"({claim_label(cid)})=", f"## {cid}", "",
                 f"{badge(c['verdict'])} **[{info.get('tag', '?')}]** {statement_text(cid)}", ""]
         if info.get("paper_statement") and info.get("statement") and info["paper_statement"] != info["statement"]:
-            out += [f"*Spec checklist line:* {info['statement']}", ""]
+            out += [f"*As this book restates it:* {link_references(info['statement'], paper)}", ""]
         if info.get("quantity"):
-            out += [f"*Quantity measured:* {md_escape(info['quantity'])}", ""]
+            out += [f"*Quantity measured:* {prose(info['quantity'], paper)}", ""]
         out += [f"*Criterion ({'amended after the result' if c['provenance']['amended'] else 'fixed before the result'}):*", ""]
         out += [f"- *{label}:* {text}" for label, text in criterion_fields(cid)] + [""]
         if c.get("scope") or info.get("scope"):
-            out += [f"*Scope:* {md_escape(reader_text(c.get('scope') or info.get('scope')))}", ""]
+            out += [f"*Scope:* {prose(c.get('scope') or info.get('scope'), paper)}", ""]
         if c["provenance"]["amended"]:
             line = provenance_line(c)
             out += [f"*{line[0].upper() + line[1:]}.* The changes, oldest first:", "", *amendment_items(c), ""]
@@ -241,16 +242,38 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]
         out += [f"*Tested on:* {', '.join(pages) if pages else 'no page yet'}. *Why this verdict:* "
-                f"{md_escape(reader_text(c['reason']))}", ""]
-    out += [f"({spec_label(paper)})=", f"## Spec sections and the pages that mirror them", "",
-            f"The pages cite sections (§) of the project's technical spec of {paper} (not public here); this "
-            "table says which page tests which section.", "",
-            "| spec section | page | claims |", "|---|---|---|"]
-    for e in entries:
-        if e.paper == paper:
-            out.append(f"| {e.section} | {{doc}}`{e.title} </executed/{e.id}>` | "
-                       f"{', '.join(claim_ref(x) for x in e.claims)} |")
+                f"{prose(c['reason'], paper)}", ""]
+    out += theory_sources_markdown(paper, entries)
     return "\n".join(out) + "\n"
+
+
+def theory_sources_markdown(paper: str, entries: list[NotebookEntry]) -> list[str]:
+    """The "where the theory comes from" table of a paper (the target of every citation the pages write, see
+    :func:`rlvr_dynamics.book.markup.cite_text`): per part of the theory, what the paper states (with its arXiv id
+    and numbered result where known), which steps this book derived, and the pages that test it."""
+    used: dict[str, list[NotebookEntry]] = {}
+    for e in entries:
+        if e.paper != paper:
+            continue
+        for ref in (r.strip().lstrip("§").strip() for r in e.section.split(",") if r.strip()):
+            for src in _parts(paper, ref):
+                used.setdefault(src.cite, [])
+                if e not in used[src.cite]:
+                    used[src.cite].append(e)
+    out = [f"({sources_label(paper)})=", "## Where the theory comes from", "",
+           f"The pages cite {paper} ({ARXIV[paper]}) by its numbered results where they are known (the paper's own "
+           "section numbers are not available here) and say which steps this book derived itself. Each row is "
+           "one part of the theory as the pages name it.", "",
+           "| the pages write | what the paper states | what this book derived | pages |", "|---|---|---|---|"]
+    seen = set()
+    for key, src in THEORY_SOURCES[paper].items():
+        if src.cite in seen:
+            continue
+        seen.add(src.cite)
+        pages = ", ".join(f"{{doc}}`{e.title} </executed/{e.id}>`" for e in used.get(src.cite, [])) or "–"
+        stated = f"{src.paper} ({ARXIV[paper]})" if src.paper else "– (this book's own)"
+        out.append(f"| {prose(src.cite, None)} | {prose(stated, None)} | {prose(src.derived or '–', None)} | {pages} |")
+    return out + [""]
 
 
 def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: list[dict],
@@ -331,7 +354,8 @@ def paper_pages_markdown(paper: str, entries: list[NotebookEntry], rows: list[di
     for chapter, items in chapters(entries).get(paper, []):
         out += [f"**{chapter}**", ""]
         for e in items:
-            out.append(f"- {{doc}}`{e.title} </executed/{e.id}>` ({e.section}) — {page_badges(e, rows)}")
+            out.append(f"- {{doc}}`{e.title} </executed/{e.id}>` ({sections_text(e.paper, e.section)}) — "
+                       f"{page_badges(e, rows)}")
         out.append("")
     return "\n".join(out) + "\n"
 
@@ -438,24 +462,25 @@ PAPER_FIGURES = "paper_figures.yml"
 
 
 def gallery_markdown(book_dir: Path, entries: list[NotebookEntry], rows: list[dict]) -> str:
-    """The "Paper figure vs this book" page: per figure of the papers (``book/paper_figures.yml``) what the spec
-    says it shows, and the book's counterpart figure (from the downloads folder, so :func:`write_downloads` runs
+    """The "Paper figure vs this book" page: per figure of the papers (``book/paper_figures.yml``) what is known
+    it shows, and the book's counterpart figure (from the downloads folder, so :func:`write_downloads` runs
     first) with its caption, setting and the verdicts of its page; or the stated reason there is none."""
     items = yaml.safe_load((book_dir / PAPER_FIGURES).read_text(encoding="utf-8"))
     by_id = {e.id: e for e in entries}
     out = ["# Paper figure vs this book\n",
-           "Every figure of the two papers that the project's specs describe, next to the figure of this book that "
-           "mirrors it, or the reason there is none. The papers' full texts are not available here: *[P]* the spec "
-           "read it in the paper, *[S]* in a summary, *[D]* the spec's author inferred that such a figure exists. "
+           f"Every figure of the two papers (P1 {ARXIV['P1']}, P2 {ARXIV['P2']}) known to this book, next to the "
+           "figure of this book that mirrors it, or the reason there is none. The papers' full texts are not "
+           "available here: *[P]* the figure is described in the paper's abstract or its source summary, *[S]* in a "
+           "secondary summary, *[D]* this book infers that such a figure exists. "
            "Each counterpart names its setting, and its page's verdicts follow the figure.\n"]
     for paper in PAPERS:
         out.append(f"## {paper} · {PAPERS[paper]}\n")
         for item in (i for i in items if i["paper"] == paper):
             out += [f"### {md_escape(item['figure'])}\n",
-                    f"*In the paper* ({md_escape(item['status'])}): {md_escape(item['described'])}.\n"]
+                    f"*In the paper* ({prose(item['status'], paper)}): {prose(item['described'], paper)}.\n"]
             page = item.get("page")
             if not page:
-                out.append(f"*In this book:* no counterpart: {md_escape(item['none_because'])}.\n")
+                out.append(f"*In this book:* no counterpart: {prose(item['none_because'], paper)}.\n")
                 continue
             if page not in by_id:
                 raise ValueError(f"{PAPER_FIGURES}: page {page!r} of {item['figure']!r} is not a registered notebook")
@@ -470,6 +495,6 @@ def gallery_markdown(book_dir: Path, entries: list[NotebookEntry], rows: list[di
                     "```{image} " + f"downloads/figures/{page}-fig{n}.png", f":alt: {md_escape(e.title)}, figure {n}",
                     ":width: 100%", "```", ""]
             if caps[n - 1]:
-                out.append(f"*{md_escape(caps[n - 1])}*\n")
+                out.append(f"*{prose(caps[n - 1], paper)}*\n")
     return "\n".join(out) + "\n"
 
