@@ -448,3 +448,38 @@ def test_a_callback_or_doctor_reused_for_a_second_trainer_is_refused(cache, tmp_
     with pytest.raises(ValueError, match="RunDoctor already follows another run"):
         third.train()
     assert third.state.global_step == 0
+
+
+def _one_or_two_digits(prompts, completions, **kwargs):
+    """1 when a completion holds one or two digits, else 0: a policy that collapses onto one repeated token (the
+    blow-up of too large a step) scores 0 on every completion."""
+    return [1.0 if sum(ch.isdigit() for ch in str(c)) in (1, 2) else 0.0 for c in completions]
+
+
+@pytest.mark.parametrize("lr,stops", [(0.3, True), (0.003, False)])
+def test_a_run_blown_up_from_step_one_is_stopped_as_diverged(cache, tmp_path, lr, stops):
+    """Issue 35 item 2: at a learning rate too high from step 1 the tiny model collapses onto one repeated token
+    within 20 steps: reward 0, every group zero-std, completions at the cap, entropy → 0, gradient norm 0. The
+    collapse rule needs a gain to lose and never fires; the doctor reads ``diverged`` and stops the run within 10
+    logged rows of the first zero-reward row, at TRL's default ``logging_steps`` (10). The same run at 3e-3 learns
+    and is not stopped."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+
+    trainer = _trl_user_trainer(smoke_config(), tmp_path / "run", reward_funcs=[_one_or_two_digits], max_steps=150,
+                                learning_rate=lr, adam_beta1=0.9, num_iterations=1, report_to="none",
+                                save_steps=10 ** 6)
+    assert trainer.args.logging_steps == 10
+    doctor = RunDoctor(every=10, stop_on_instability=True)
+    trainer.add_callback(GRPODynamicsCallback(doctor=doctor))
+    trainer.train()
+    rows = [r for r in trainer.state.log_history if "reward" in r]
+    if not stops:
+        assert not doctor.should_stop and trainer.state.global_step == 150, doctor.stop_reason
+        assert doctor.status.state in ("rising", "plateaued"), doctor.status
+        return
+    first_zero = next(i for i, r in enumerate(rows) if r["reward"] == 0.0)
+    assert doctor.should_stop and doctor.stop_reason["rule"] == "diverged", doctor.stop_reason
+    assert len(rows) - 1 - first_zero <= 10, (first_zero, len(rows))
+    assert doctor.status.state == "diverged" and "length cap" in doctor.status.evidence
+    assert "lower the learning rate" in doctor.stop_reason["text"]

@@ -42,6 +42,8 @@ Args:
 so the run stops at the step where the rule fires, not at the next report). Stop when
 
     (collapse) the status is ``collapsed``: the reward lost half its gain, confirmed (:mod:`.detectors.collapse`);
+    or (diverged) the status is ``diverged``: the run blew up, its reward at the floor with no spread left and the
+    policy broken, or non-finite values logged (:mod:`.divergence`);
     or (instability) a ``dynamical_instability`` event AND a ``collapse_warning`` event lie within STOP_WINDOW = 20
     logged rows of each other (either order), the later of the two at or before the current row;
 
@@ -60,21 +62,25 @@ it happened (``step``) and the step of the report (or stop check) that found it 
 :attr:`events`. The exceptions are instability (c) and (d), readings of a fit of the whole prefix: live, they are
 dated at the report that makes them. ``bench/doctor_eval`` measures it on the corpus.
 
-**Output fields** (every report has every key below, except the fit fields when no law could be fitted and
-``stability_margin`` without ``refresh_interval``; an undefined value is logged as NaN and an infinite one as ±inf,
+**Output fields** (every report has every key below, except ``stability_margin`` without ``refresh_interval``; the
+fit fields of a run that is not read (collapsed, collapsing, diverged) or that no law fits are NaN, so a dead run
+never shows the last plateau it had; an undefined value is logged as NaN and an infinite one as ±inf,
 which trackers draw as gaps — never a stand-in number):
 
 ===================================  =====================================================  ======  =============
 field                                meaning                                                unit    claim
 ===================================  =====================================================  ======  =============
 ``dynamics/status``                  the run's status (:mod:`.status`), decided before any  code    P1-C13,
-                                     fit, at every logged reward: 0 too short, 1 collapsed,         P2-C6
-                                     2 collapsing, 3 degenerate groups, 4 hacking
-                                     suspected, 5 unstable, 6 noise only, 7 rising,
-                                     8 plateaued
-``dynamics/status_failure``          1 when the status asks the user to act (collapsed,     0/1     P1-C13
-                                     collapsing, degenerate groups, hacking suspected,
-                                     unstable), else 0
+                                     fit, at every logged reward: 0 too short, 1 diverged,          P2-C6
+                                     2 collapsed, 3 collapsing, 4 degenerate groups,
+                                     5 hacking suspected, 6 unstable, 7 noise only,
+                                     8 rising, 9 plateaued
+``dynamics/status_failure``          1 when the status asks the user to act (diverged,      0/1     P1-C13
+                                     collapsed, collapsing, degenerate groups, hacking
+                                     suspected, unstable), else 0
+``dynamics/warning``                 1 when a collapse warning is on that the reward does   0/1     P2-C6
+                                     not confirm (precursors alone: never a failure
+                                     status), else 0
 ``dynamics/noise_ceiling``           share of the reward's variance a smooth curve can      1       P1-C9
                                      explain (:func:`~.noise.noise_ceiling`); < 0.2 reads
                                      "noise only"
@@ -223,15 +229,16 @@ class RunDoctor:
             return {}
         return {"dynamics/status": float(STATES.index(self.status.state)),
                 "dynamics/status_failure": float(self.status.failure),
+                "dynamics/warning": float(self.status.warning is not None),
                 "dynamics/should_stop": float(self.should_stop)}
 
     def _n_rewards(self) -> int:
         col = self.reward_column
-        return 0 if col is None else sum(1 for r in self._rows.values() if col in r)
+        return 0 if col is None else sum(1 for r in self._rows.values() if math.isfinite(r.get(col, math.nan)))
 
     def record(self, step: int, metrics: dict[str, Any]) -> None:
-        """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history); non-numeric and
-        non-finite values are ignored."""
+        """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history); non-numeric values are
+        ignored, non-finite ones kept as NaN (a run that logs NaN has diverged: :mod:`.divergence`)."""
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
             raise ValueError(f"step must be an integer, got {step!r}")
         row = self._rows.setdefault(int(step), {})
@@ -240,8 +247,7 @@ class RunDoctor:
                 x = float(v)
             except (TypeError, ValueError):
                 continue
-            if math.isfinite(x):
-                row[k] = x
+            row[k] = x if math.isfinite(x) else math.nan
         if self.reward_column is None:
             self.reward_column = next((c for c in REWARD_COLUMNS if c in row), None)
 
@@ -262,12 +268,13 @@ class RunDoctor:
         log = self.log()
         if log is None:
             return
-        if self.status is not None and self.status.state == "collapsed":
+        if self.status is not None and self.status.state in ("collapsed", "diverged"):
             st = self.status
             now = int(log.steps[-1])
             self.should_stop = True
-            self.stop_reason = {"rule": "collapse", "step": now, "numbers": dict(st.numbers, halving_step=st.step),
-                                "text": f"doctor stop at step {now}: collapsed — {st.evidence}"}
+            rule = "collapse" if st.state == "collapsed" else "diverged"
+            self.stop_reason = {"rule": rule, "step": now, "numbers": dict(st.numbers, halving_step=st.step),
+                                "text": f"doctor stop at step {now}: {st.state} — {st.evidence}; {st.action}"}
             self.status = decide_status(log, self.reward_bounds, stop=self.stop_reason,
                                         events=self._tracker.events, cross=self._cross)
             return
@@ -348,7 +355,13 @@ class RunDoctor:
         out["dynamics/verdict"] = float(VERDICT_CODES.index(verdict))
         margin = None
         reading = rep["response"].get("reading")
-        if reading is not None:
+        if reading is None:              # not read (collapsed, diverged) or no law: no stale value survives
+            for name in MARKED_FIELDS[:3]:
+                _emit(out, name, math.nan)
+            out["dynamics/law"], out["dynamics/reliable"] = math.nan, 0.0
+            if self.refresh_interval is not None:
+                _emit(out, "stability_margin", math.nan)
+        else:
             plateau = (rep.get("plateau") or {}).get("value")
             _emit(out, "plateau", math.nan if plateau is None else plateau)
             _emit(out, "damping_ratio", math.nan if reading["damping_ratio"] is None else reading["damping_ratio"])

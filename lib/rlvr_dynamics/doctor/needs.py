@@ -22,7 +22,7 @@ import numpy as np
 
 from ..runs.logs import RunLog
 from .detectors import DETECTORS, diagnose
-from .precursors import crossings
+from .precursors import RISING, crossings
 from .signals import SIGNALS
 
 _STEPS = 120
@@ -48,7 +48,7 @@ def _synthetic(signals: tuple[str, ...]) -> RunLog:
 
 def _footprint(log: RunLog) -> tuple[dict[str, tuple[bool, str]], set[str]]:
     det = diagnose(log, reward_bounds=_BOUNDS, reading=False)
-    return {k: (d.available, d.signal) for k, d in det.items()}, set(crossings(log, _BOUNDS))
+    return {k: (d.available, d.signal) for k, d in det.items()}, set(crossings(log, _BOUNDS)) - {RISING}
 
 
 def signal_uses() -> dict[str, dict[str, list[str]]]:

@@ -151,7 +151,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         report.plateau = {"value": None, "sd": None, "law": None, "status": None, "note": f"no plateau: {why}"}
     report.response = response
     if forecast_steps:
-        report.forecast_law = ("level since the collapse (persistence)" if status.state == "collapsed" else
+        report.forecast_law = ("level since the collapse (persistence)" if status.state in ("collapsed", "diverged") else
                                "current level, down to the floor (collapsing)" if not_read else pref)
         report.forecast, report.forecast_interval = {}, {}
         for s in forecast_steps:
@@ -176,7 +176,7 @@ def fit_run(log: RunLog, **kwargs) -> dict[str, Any]:
     return build_report(log, **kwargs).to_dict()
 
 
-NOT_READ = ("collapsed", "collapsing")
+NOT_READ = ("diverged", "collapsed", "collapsing")
 """Statuses under which the reward curve is not read as P1's damped response (no law, plateau or oscillator)."""
 COLLAPSED_LEVEL_POINTS = 10
 """A collapsed run is forecast at the mean of its last this many points since the collapse."""

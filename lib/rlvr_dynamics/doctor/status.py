@@ -9,43 +9,52 @@ Vocabulary, in order of precedence (the first that applies is the status):
 
 =====================  ==========================================================================================
 ``too short``          fewer than 4 logged rewards: nothing can be decided
+``diverged``           the run blew up (:mod:`.divergence`): non-finite values at its last logged rows, or the reward
+                       at its floor with no spread left in any group while the policy broke (completions at the
+                       length cap, entropy blown up or gone, length doubled or halved): nothing trains any more
 ``collapsed``          the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak
                        → now
-``collapsing``         a halving at the last logged point awaiting its confirmation, or the collapse warning on at
-                       the last point (reward falling with a leading signal, or three leading signals at once:
-                       :mod:`.precursors`): which signals
+``collapsing``         the reward itself is falling: a halving at the last logged point awaiting its confirmation,
+                       or the collapse warning on at the last point while the reward, smoothed on its noise window,
+                       has fallen a quarter of its gain (:mod:`.precursors`): which signals
 ``degenerate groups``  the advantage-degeneracy detector on in the last quarter of the run (most groups
                        all-failed, so GRPO's advantages vanish, while learning has stalled)
 ``hacking suspected``  the reward-hacking detector on in the last quarter of the run (the training reward holds or
                        rises while the held-out evaluation or the correctness sub-reward falls)
 ``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
-                       temporary collapse)
+                       temporary collapse), the crash deeper than the run's own step noise allows: its mean at
+                       least Z_CRASH + √(2·ln(n/d)) standard errors below the level before it (d points, n in the run)
 ``noise only``         the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
 ``rising``             the least-squares slope over the last quarter of the points (at least 10) is significantly
                        positive (t > 2)
 ``plateaued``          none of the above
 =====================  ==========================================================================================
 
-``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
-(:data:`FAILURE_STATES`).
+``diverged``, ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
+(:data:`FAILURE_STATES`), each with one sentence of what to do (:data:`ACTIONS`).
+
+A collapse warning that the reward does not confirm (a precursor alone: length, entropy, KL, gradient norm, the
+share of zero-std groups) never sets a failure state: it is attached to the status as its ``warning``, with the
+signals named, whatever the state.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..runs.logs import RunLog
-from ..runs.noise import noise_ceiling
+from ..runs.noise import noise_ceiling, step_sigma
 from . import precursors as pre
 from .detectors.collapse import FIRST_POINT, CollapseEvent, collapse_events
 
-STATES = ("too short", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable", "noise only",
+STATES = ("too short", "diverged", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable",
+          "noise only",
           "rising", "plateaued")
 """The status vocabulary, in order of precedence."""
-FAILURE_STATES = ("collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable")
+FAILURE_STATES = ("diverged", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable")
 """States that ask the user to act."""
 NOISE_ONLY = 0.2
 """Noise ceiling below which the curve is read as noise only (DESIGN, "Never absurd")."""
@@ -56,6 +65,25 @@ RISING_MIN_POINTS = 10
 UNSTABLE_MIN_POINTS = 5
 """A recovered collapse makes the run ``unstable`` when it lasted at least this many logged points (a shorter dip is
 the noise of a one-prompt reward: the collapse report itself still lists it)."""
+Z_CRASH = 3.0
+"""… and when the crash's mean lies at least Z_CRASH + √(2·ln(n/d)) standard errors σ̂·√(1/d + 1/d₀) below the mean
+of the d₀ = max(d, 5) points before it (d points in the crash, n in the run, σ̂ the plain step noise of the run):
+the √(2·ln(n/d)) is the deepest dip that noise alone digs among the n/d windows of a run."""
+ACTIONS = {
+    "diverged": "stop the run: lower the learning rate (÷10 is a start) and restart from the last checkpoint before "
+                "the blow-up, or from the start",
+    "collapsed": "stop the run and roll back to the checkpoint before the collapse; lower the learning rate or "
+                 "raise the group size before resuming",
+    "collapsing": "save a checkpoint now and watch the next logged points; if the reward keeps falling, roll back "
+                  "and lower the learning rate",
+    "degenerate groups": "the groups carry no advantage: use easier prompts (or a curriculum), raise the group size "
+                         "G, or add partial credit to the reward",
+    "hacking suspected": "check the format and correctness rewards against held-out answers; tighten the format "
+                         "reward or weight correctness higher",
+    "unstable": "lower the learning rate or raise G (fewer, larger steps are noisier, not faster); the run "
+                "recovered this time",
+}
+"""One sentence of what to do, per failure state (the text report, the JSON and the live stop line)."""
 
 
 @dataclass(frozen=True)
@@ -67,14 +95,22 @@ class Status:
     evidence: str
     numbers: dict[str, Any] = field(default_factory=dict)
     """The numbers behind the evidence (peak, now, signals, …), for the JSON report."""
+    warning: str | None = None
+    """A collapse warning the reward does not confirm (precursors alone, named), or None: never a failure state."""
 
     @property
     def failure(self) -> bool:
         return self.state in FAILURE_STATES
 
+    @property
+    def action(self) -> str | None:
+        """What to do (:data:`ACTIONS`), for a failure state; None otherwise."""
+        return ACTIONS.get(self.state)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["failure"] = self.failure
+        d["action"] = self.action
         return d
 
 
@@ -126,14 +162,28 @@ def decide_status(log: RunLog, reward_bounds: tuple[float, float] | None = None,
         return Status("too short", last, f"{n} logged reward(s); the doctor needs at least {FIRST_POINT + 1}")
     status = _decide(log, steps, r, reward_bounds, detections, events, cross)
     if stop:
-        status = Status(status.state, status.step,
-                        status.evidence + "; the live doctor stopped the run at step "
-                        f"{stop.get('stopped_at_step', stop.get('step'))} (rule: {stop.get('rule', 'not recorded')})",
-                        {**status.numbers, "stop": stop})
+        status = replace(status, evidence=status.evidence + "; the live doctor stopped the run at step "
+                         f"{stop.get('stopped_at_step', stop.get('step'))} (rule: {stop.get('rule', 'not recorded')})",
+                         numbers={**status.numbers, "stop": stop})
     return status
 
 
 def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
+    from .divergence import detect_divergence
+
+    div = detect_divergence(log, reward_bounds)
+    if div is not None and div.kind == "non-finite":
+        return Status("diverged", div.step, div.sentence(), {"kind": div.kind, "signals": div.signals, **div.numbers})
+    status = _decide_reward(log, steps, r, reward_bounds, detections, events, cross)
+    if div is None:
+        return status
+    if status.state == "collapsed":      # the collapse says more (peak → now); the blow-up is its aftermath
+        return replace(status, evidence=f"{status.evidence}; since step {div.step} {div.sentence().split(' since step ', 1)[-1]}",
+                       numbers={**status.numbers, "diverged": {"step": div.step, "signals": div.signals}})
+    return Status("diverged", div.step, div.sentence(), {"kind": div.kind, "signals": div.signals, **div.numbers})
+
+
+def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> Status:
     if events is None:
         events = collapse_events(steps, r, reward_bounds)
     done = [e for e in events if e.kind != "pending"]
@@ -154,11 +204,19 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
                       (f"; signals on: {', '.join(on)}" if on else ""),
                       {"peak": ev.peak, "peak_step": ev.peak_step, "now": ev.value, "signals": on})
     warn, _ = pre.warning_flags(cross, log.steps.size)
+    warning = None
     if warn[max(0, last_row - pre.WARNING_WINDOW + 1): last_row + 1].any():
         on = pre.signals_on(cross, last_row)
-        return Status("collapsing", int(steps[-1]),
-                      "collapse warning: " + "; ".join(pre.SIGNAL_MEANING[s] for s in on),
-                      {"signals": on})
+        text = "; ".join(pre.SIGNAL_MEANING[s] for s in on)
+        if "reward_fall" in on and bool(cross["reward_fall"][last_row]):
+            return Status("collapsing", int(steps[-1]), "collapse warning with the reward falling: " + text,
+                          {"signals": on})
+        warning = "collapse warning (the reward has not fallen): " + text
+    status = _decide_rest(log, steps, r, reward_bounds, detections, done)
+    return replace(status, warning=warning) if warning else status
+
+
+def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     dets = detections if detections is not None else _detections(log, reward_bounds)
     degenerate = _get(dets, "advantage_degeneracy")
     if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
@@ -172,7 +230,8 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
                       f"the training reward held while {hacking['signal']} fell (reward-hacking detector, "
                       f"{len(hacking['events'])} event(s), last at step {e['step']})",
                       {"events": len(hacking["events"])})
-    crashes = [e for e in done if int(np.sum((steps >= e.step) & (steps < e.recovered_step))) >= UNSTABLE_MIN_POINTS]
+    crashes = [e for e in done if int(np.sum((steps >= e.step) & (steps < e.recovered_step))) >= UNSTABLE_MIN_POINTS
+               and crash_z(steps, r, e)[0] > crash_z(steps, r, e)[1]]
     if crashes:
         ev, done = crashes[-1], crashes
         return Status("unstable", ev.step,
@@ -194,6 +253,22 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
     return Status("plateaued", int(steps[-1]),
                   f"no significant trend over the last {min(m, r.size)} logged points (slope t = {t:.1f}); mean "
                   f"{float(np.mean(r[-min(m, r.size):])):.3g}", {"slope_t": t})
+
+
+def crash_z(steps: np.ndarray, r: np.ndarray, ev: CollapseEvent) -> tuple[float, float]:
+    """(z, bar) of a recovered crash (:data:`Z_CRASH`): how many standard errors its mean lies below the level
+    before it, and the depth noise alone reaches in a run of this length."""
+    inside = (steps >= ev.step) & (steps < ev.recovered_step)
+    d = int(inside.sum())
+    first = int(np.argmax(inside))
+    d0 = max(d, UNSTABLE_MIN_POINTS)
+    before = r[max(0, first - d0):first]
+    sigma = step_sigma(r, robust=False)
+    if d == 0 or before.size < 2 or sigma <= 0:
+        return -math.inf, 0.0
+    se = sigma * math.sqrt(1 / d + 1 / before.size)
+    z = (float(np.mean(before)) - float(np.mean(r[inside]))) / se
+    return z, Z_CRASH + math.sqrt(2 * math.log(max(r.size / d, 1.0)))
 
 
 def _get(dets: dict[str, Any], name: str) -> dict[str, Any] | None:

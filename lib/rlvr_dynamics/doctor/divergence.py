@@ -1,0 +1,221 @@
+"""A run that blew up: the reward at its floor with no spread left, and a policy that broke.
+
+What it detects
+    Two ways a GRPO run stops being a run, both read at the last logged points:
+
+    * **non-finite**: the last :data:`NON_FINITE_ROWS` logged training rows have no finite reward, or a NaN or
+      infinite loss or gradient norm, after finite values (the run produced NaN and goes on logging it);
+    * **blown up at the floor**: over the last :data:`window_rows` reward rows every reward is at the floor (within
+      :data:`FLOOR_TOL` of the reward's width), no group has any spread left (the share of zero-std groups ≥
+      :data:`ZERO_SPREAD`, or the within-group std ≈ 0, or neither logged), and the policy itself broke: completions
+      at the length cap (share ≥ :data:`CAP_SHARE`), the token entropy ≥ :data:`ENTROPY_UP` × or ≤
+      :data:`ENTROPY_DOWN` × its first logged value, the mean completion length ≥ 2× or ≤ ½× its first value, or a
+      NaN among loss, gradient norm and entropy; or the reward fell to the floor from a start above it.
+
+Why it matters in GRPO
+    With every group scoring the floor, GRPO's group-normalised advantages are exactly zero, so is the policy
+    gradient (gradient norm 0): nothing trains any more and nothing will, however long the run goes on. A
+    learning rate too high from step 1 gets there before the reward ever rose, so the collapse rule, which needs a
+    gain to lose, never fires; this rule needs none.
+
+Signals
+    The reward (and its declared bounds), the share of zero-std groups or the reward std, completions at the length
+    cap, token entropy, mean completion length, loss and gradient norm, where logged.
+
+Rule
+    The floor is the declared lower bound, else 0 while every reward lies in [0, 1], else the reward's own minimum
+    when the last rewards are all equal to it (no spread at all). The window is the last max(:data:`MIN_ROWS`,
+    rows spanning :data:`MIN_STEPS` training steps) reward rows, so that a one-prompt log at ``logging_steps=1``
+    needs :data:`MIN_STEPS` steps of all-floor rewards (a hard task's first steps can all fail) and TRL's default
+    ``logging_steps=10`` needs :data:`MIN_ROWS` rows.
+
+Dev evidence for its constants
+    A TRL run of the tiny testbed model at learning rate 0.3 (``tests/doctor/test_divergence.py``): reward 0 and
+    every group zero-std from step 20, completions 100 % at the cap, entropy 0.12 → 0; the same run at 2e-3 keeps
+    completions off the cap and its entropy near 0.35 with a reward near 0.01, and is not diverged. On the dev part
+    of the corpus the rule fires on no healthy run (``bench/bench_doctor.py``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..runs.logs import RunLog
+
+NON_FINITE_ROWS = 3
+"""Logged training rows in a row with a non-finite reward, loss or gradient norm."""
+MIN_ROWS = 5
+"""Shortest window of all-floor rewards (reward rows)."""
+MIN_STEPS = 30
+"""… and the window spans at least this many training steps."""
+FLOOR_TOL = 0.02
+"""A reward is at the floor within this fraction of the reward's width (1 for a success rate)."""
+ZERO_SPREAD = 0.9
+"""Share of zero-std groups at or above which no group has spread left."""
+CAP_SHARE = 0.9
+"""Share of completions cut at the length cap that marks a broken policy."""
+ENTROPY_UP = 3.0
+ENTROPY_DOWN = 0.1
+"""The entropy's window mean at ≥ ENTROPY_UP × or ≤ ENTROPY_DOWN × its first logged value."""
+START_ROWS = 3
+START_ABOVE = 3.0
+"""… or the reward fell there: the mean of its first START_ROWS logged rewards at least START_ABOVE × FLOOR_TOL of
+the width above the floor (the run had something and lost all of it; a hard task that starts at 0 is not this)."""
+LENGTH_FACTOR = 2.0
+"""The mean completion length's window mean ≥ LENGTH_FACTOR × or ≤ 1/LENGTH_FACTOR × its first value."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Why the run is diverged: ``kind`` (``"non-finite"`` or ``"blown up"``), the first ``step`` of the window,
+    the ``signals`` that broke and the numbers behind them."""
+
+    kind: str
+    step: int
+    signals: list[str]
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        if self.kind == "non-finite":
+            return (f"the run logs non-finite values since step {self.step} ({', '.join(self.signals)}): it has "
+                    "diverged")
+        n = self.numbers
+        return (f"the reward has sat at its floor {n['floor']:.3g} since step {self.step} ({n['rows']} logged rows) "
+                f"with no spread left in any group, and the policy broke: {'; '.join(self.signals)}")
+
+
+def window_rows(steps: np.ndarray) -> int:
+    """Rows in the all-floor window: at least MIN_ROWS and at least the rows spanning MIN_STEPS steps."""
+    if steps.size < 2:
+        return MIN_ROWS
+    spacing = float(np.median(np.diff(steps[-min(steps.size, 50):])))
+    return int(max(MIN_ROWS, math.ceil(MIN_STEPS / max(spacing, 1.0)) + 1))
+
+
+def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Divergence | None:
+    """The run's divergence at its last logged point (module docstring), or None."""
+    nf = _non_finite(log)
+    if nf is not None:
+        return nf
+    r_all = np.asarray(log.reward, dtype=float)
+    rows = np.flatnonzero(np.isfinite(r_all))
+    if rows.size == 0:
+        return None
+    steps = log.steps[rows].astype(float)
+    w = window_rows(steps)
+    if rows.size < w:
+        return None
+    win = rows[-w:]
+    r = r_all[win]
+    y = r_all[rows]
+    if reward_bounds is not None:
+        floor, width = float(reward_bounds[0]), float(reward_bounds[1] - reward_bounds[0])
+    elif y.min() >= 0 and y.max() <= 1:
+        floor, width = 0.0, 1.0
+    elif np.ptp(r) == 0 and r[0] == y.min():
+        floor, width = float(y.min()), max(float(np.ptp(y)), 1e-12)
+    else:
+        return None
+    if not np.all(r <= floor + FLOOR_TOL * width):
+        return None
+    zero = _window(log, "frac_reward_zero_std", win)
+    spread = _window(log, "reward_std", win)
+    if zero is not None and not np.all(zero >= ZERO_SPREAD):
+        return None
+    if zero is None and spread is not None and not np.all(spread <= FLOOR_TOL * width):
+        return None
+    broke = _broken_policy(log, win)
+    start = y[:START_ROWS]
+    if float(np.mean(start)) >= floor + START_ABOVE * FLOOR_TOL * width and rows[0] < win[0]:
+        broke.append(f"the reward fell to the floor from {float(np.mean(start)):.3g} over its first {start.size} "
+                     "logged rows")
+    if not broke:
+        return None
+    at_floor = y <= floor + FLOOR_TOL * width           # the stretch at the floor, back from the last row
+    first = int(rows.size - np.argmin(at_floor[::-1])) if not at_floor.all() else 0
+    return Divergence("blown up", int(log.steps[rows[first]]), broke,
+                      {"floor": floor, "rows": int(rows.size - first),
+                       "window_steps": [int(log.steps[win[0]]), int(log.steps[win[-1]])]})
+
+
+def _window(log: RunLog, concept: str, win: np.ndarray) -> np.ndarray | None:
+    v = log.diagnostic(concept)
+    if v is None:
+        return None
+    v = np.asarray(v, dtype=float)[win]
+    v = v[np.isfinite(v)]
+    return v if v.size else None
+
+
+def _first(log: RunLog, concept: str) -> float:
+    v = log.diagnostic(concept)
+    if v is None:
+        return math.nan
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v[0]) if v.size else math.nan
+
+
+def _broken_policy(log: RunLog, win: np.ndarray) -> list[str]:
+    out = []
+    cap = _window(log, "clipped_ratio", win)
+    if cap is not None and cap.mean() >= CAP_SHARE:
+        out.append(f"{100 * cap.mean():.0f} % of completions at the length cap")
+    h, h0 = _window(log, "entropy", win), _first(log, "entropy")
+    if h is not None and math.isfinite(h0) and h0 > 0:
+        ratio = float(h.mean()) / h0
+        if ratio >= ENTROPY_UP or ratio <= ENTROPY_DOWN:
+            out.append(f"token entropy {h0:.3g} → {h.mean():.3g} (×{ratio:.2g})")
+    L, L0 = _window(log, "response_length", win), _first(log, "response_length")
+    if L is not None and math.isfinite(L0) and L0 > 0:
+        ratio = float(L.mean()) / L0
+        if ratio >= LENGTH_FACTOR or ratio <= 1 / LENGTH_FACTOR:
+            out.append(f"mean completion length {L0:.3g} → {L.mean():.3g} (×{ratio:.2g})")
+    for concept in ("loss", "grad_norm", "entropy"):
+        v = log.diagnostic(concept)
+        if v is not None and np.isfinite(np.asarray(v, dtype=float)).any() and \
+                not np.isfinite(np.asarray(v, dtype=float)[win]).all():
+            out.append(f"{concept} not finite")
+    return out
+
+
+def _non_finite(log: RunLog) -> Divergence | None:
+    """The last NON_FINITE_ROWS training rows (rows that log a reward, loss, gradient norm or learning rate) have
+    no finite reward, or a non-finite loss or gradient norm, after finite values."""
+    cols = {c: log.diagnostic(c) for c in ("loss", "grad_norm", "learning_rate")}
+    cols = {c: np.asarray(v, dtype=float) for c, v in cols.items() if v is not None}
+    r = np.asarray(log.reward, dtype=float)
+    if not np.isfinite(r).any():
+        return None
+    training = np.isfinite(r).copy()
+    for v in cols.values():
+        training |= np.isfinite(v)
+    # a row with a non-finite loss or gradient norm is a training row too when the series had finite values
+    for c in ("loss", "grad_norm"):
+        if c in cols and np.isfinite(cols[c]).any():
+            training |= ~np.isfinite(cols[c]) & (np.arange(r.size) > np.argmax(np.isfinite(cols[c])))
+    idx = np.flatnonzero(training)
+    if idx.size < NON_FINITE_ROWS + 1:
+        return None
+    last = idx[-NON_FINITE_ROWS:]
+    if last[0] <= int(np.flatnonzero(np.isfinite(r))[0]):
+        return None
+    bad_reward = ~np.isfinite(r[last])
+    bad = bad_reward.copy()
+    names = ["reward"] if bad_reward.all() else []
+    for c in ("loss", "grad_norm"):
+        if c in cols and np.isfinite(cols[c]).any():
+            b = ~np.isfinite(cols[c][last])
+            if b.all():
+                names.append(c)
+            bad |= b
+    if not bad.all() or not names:
+        return None
+    start = idx.size - NON_FINITE_ROWS          # back to the first row of the trailing non-finite stretch
+    while start > 0 and not all(np.isfinite(v[idx[start - 1]]) for v in
+                                [r] + [cols[c] for c in names if c in cols]):
+        start -= 1
+    return Divergence("non-finite", int(log.steps[idx[start]]), names, {"rows": int(idx.size - start)})
