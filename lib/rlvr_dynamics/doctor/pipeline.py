@@ -143,7 +143,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
                 reading["eta_curvature"] = (1 - momentum) / (best.damping_over_stiffness + refresh_interval)
         margin = reading.get("stability")      # the instability detector reads it whatever the status
         response["reading"] = reading
-        report.plateau = _plateau(best, dyn, reward, bounds, steps)
+        report.plateau = _agree_with_status(_plateau(best, dyn, reward, bounds, steps), status, reward)
     if not_read:
         why = f"the run is {status.state} (status, step {status.step}): a collapse is not a damped response"
         report.dynamics = {"verdict": "not read", "reason": why}
@@ -245,6 +245,22 @@ def _plateau(fit, dyn, reward, bounds, steps=None) -> dict[str, Any]:
             return out
     out.update(value=value, sd=sd if sd is not None and math.isfinite(sd) and sd < hi - lo else None)
     return out
+
+
+def _agree_with_status(plateau: dict[str, Any], status, reward: np.ndarray) -> dict[str, Any]:
+    """The plateau line says what the status says. A ``plateaued`` run whose law has not covered
+    :data:`PLATEAU_REACHED` of its rise reports the level it flattened at (the mean of the status' last points), not
+    "still rising"; a ``rising`` run's identified R∞ is where it is heading."""
+    note = plateau.get("note") or ""
+    if status.state == "plateaued" and plateau.get("value") is None and note.startswith("still rising"):
+        m = max(10, int(math.ceil(0.25 * reward.size)))
+        level = float(np.mean(reward[-min(m, reward.size):]))
+        plateau = {**plateau, "value": level, "sd": float(np.std(reward[-min(m, reward.size):], ddof=1) /
+                                                          math.sqrt(min(m, reward.size))),
+                   "note": f"the level of the last {min(m, reward.size)} points, where the status finds no trend; "
+                           f"the {plateau['law'].replace('_', ' ')} law would still rise ({note[len('still rising: '):]})",
+                   "from": "status"}
+    return plateau
 
 
 def _regime_meaning(fit, dyn=None) -> str:

@@ -97,6 +97,7 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
                              height_ratios=[heights[p] for p in panels], sharex=True, layout="constrained")
     ax_of = dict(zip(panels, axes))
     fig.rlvr_panels, fig.rlvr_dynamics, fig.rlvr_dynamics_scaled = panels, shown, False
+    fig.rlvr_forecast = {}
     fig.rlvr_dynamics_constant = {c: float(np.nanmax(log.series[c])) for c in dcols if c not in varying}
 
     # reward panel
@@ -117,7 +118,8 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
         span = float(steps[-1] - steps[0]) or 1.0
         grid = np.linspace(steps[0], steps[-1], 400)
         drew_read = False
-        for law in rl.LAW_NAMES:
+        not_read = verdict == "not read"      # collapsed, collapsing, diverged: no law is drawn, as in the text
+        for law in (() if not_read else rl.LAW_NAMES):
             fit = fits[law]
             if fit.status == "failed":
                 continue
@@ -130,18 +132,25 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
                     label=f"{label} [{display_status(fit.status, fit.regime, verdict)}]" +
                           ((" (law read)" if verdict in ("stable", "unstable") else " (best stable law)")
                            if is_read else ""))
-        if read_fit is not None and not drew_read:
+        if read_fit is not None and not drew_read and not not_read:
             color = LAW_STYLE.get(read_fit.law, ("k", read_fit.law))[0]
             ax.plot(grid, read_fit.predict(grid), color=color, lw=2.4,
                     label=f"{LAW_STYLE.get(read_fit.law, ('', read_fit.law))[1]}, stable-constrained "
                           f"[{display_status(read_fit.status, read_fit.regime, verdict)}] (law read)")
-        if pref is not None:
+        drawn = _report_forecast(report)
+        if drawn:              # the report's own forecast and interval: the figure says what the text says
+            xs = sorted(drawn)
+            ax.errorbar(xs, [drawn[x][0] for x in xs],
+                        yerr=[[drawn[x][0] - drawn[x][1] for x in xs], [drawn[x][2] - drawn[x][0] for x in xs]],
+                        fmt="D", ms=5, color="k", capsize=3, label="forecast, 80 % interval (the report's)")
+        elif pref is not None and not not_read:
             future = np.linspace(steps[-1], steps[-1] + horizon * span, 25)[1:]
             color = LAW_STYLE[read_fit.law][0] if read_fit is not None and read_fit.law in LAW_STYLE else "k"
             fc = forecast_path(steps, reward, future, reward_bounds=bounds, fits=fits)
             ax.fill_between(future, [f.low for f in fc], [f.high for f in fc], color=color, alpha=0.18,
                             label="forecast, 80 % interval")
             ax.plot(future, [f.value for f in fc], "--", color=color, lw=1.2)
+        fig.rlvr_forecast = drawn
     title = f"{name or run_name_from_path(log.source)} — {verdict}"
     reading = (report.get("response") or {}).get("reading")
     if reading and verdict in ("stable", "unstable"):
@@ -214,6 +223,17 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
         a.yaxis.get_offset_text().set_fontsize(small)
         a.xaxis.get_offset_text().set_fontsize(small)
     return fig
+
+
+def _report_forecast(report: dict[str, Any]) -> dict[int, tuple[float, float, float]]:
+    """``{step: (value, low, high)}`` of the report's forecast (empty when it has none)."""
+    out = {}
+    for step, value in (report.get("forecast") or {}).items():
+        iv = (report.get("forecast_interval") or {}).get(step) or (report.get("forecast_interval") or {}).get(str(step))
+        if value is None or iv is None:
+            continue
+        out[int(step)] = (float(value), float(iv[0]), float(iv[1]))
+    return out
 
 
 def figure_caption(log: RunLog, report: dict[str, Any], fig) -> str:

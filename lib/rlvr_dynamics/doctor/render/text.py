@@ -16,8 +16,13 @@ def status_line(status: dict[str, Any] | None) -> str:
 
 def format_report(report: dict[str, Any]) -> str:
     """Human-readable summary of :func:`fit_run`'s report, the status first."""
-    lines = [status_line(report.get("status")),
-             f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
+    st = report.get("status") or {}
+    lines = [status_line(st)]
+    if st.get("warning"):
+        lines.append(f"  warning: {st['warning']}")
+    if st.get("action"):
+        lines.append(f"  what to do: {st['action']}")
+    lines += [f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
              f"steps {report['first_step']}–{report['last_step']})"]
     if "fits" in report:
         lines += _format_p1(report)
@@ -59,11 +64,16 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         for name, fit in resp["laws"].items():
             params = ", ".join(f"{k}={_f(v)}" + (f"±{_f(fit['stderr'].get(k))}" if fit["stderr"].get(k) else "")
                                for k, v in fit["params"].items())
-            mark = "*" if name == resp["preferred"] else " "
+            read = (resp.get("reading") or {}).get("law", resp["preferred"])
+            mark = "*" if name == read else " "       # the law the reading reports, not merely the lowest BIC
             lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {_f(fit['noise_ceiling'])})"
                          f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
             for note in fit["notes"]:
                 lines.append(f"        {fit['status']}: {note}")
+            if name == resp["preferred"] and name != read:
+                lines.append("        lowest BIC, but not the law read: "
+                             + ("its envelope grows without evidence of instability"
+                                if fit.get("regime") == "growing" else "the reading prefers a stable law"))
         reading = resp.get("reading")
         if reading:
             iv = reading["damping_ratio_80"]
@@ -80,7 +90,8 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
     plateau = report.get("plateau")
     if plateau and plateau.get("value") is not None:
         lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
-                     f" ({plateau['law']}, {plateau['status']})")
+                     (f": {plateau['note']}" if plateau.get("from") == "status" else
+                      f" ({plateau['law']}, {plateau['status']})"))
     elif plateau:
         lines.append(f"  plateau: {plateau['note']}")
     for step, value in report.get("forecast", {}).items():
