@@ -148,7 +148,7 @@ def render_html(log: RunLog, report: dict[str, Any], png: bytes, *, fig=None, na
 <h1>{esc(name)}<span class="hp">{esc(hp_title)}</span></h1>
 <p class="hpsrc">{esc(hp_src)}.</p>
 <section class="status {s_class}"><h2>status: {esc(state.upper())}{esc(_at(status))}</h2>
-<p>{esc(status.get("evidence", "no status in this report"))}</p></section>
+<p>{esc(status.get("evidence", "no status in this report"))}</p>{_extra(status, esc)}</section>
 <section class="verdict v-{slug}"><h2>{esc(head)}</h2>
 <p>{esc(reason)}</p>{extra}</section>
 <h2>Rules that fired</h2>
@@ -164,6 +164,16 @@ with the numbers that fired it.</p>
 <pre>{esc(format_report(display_report(report)))}</pre>
 </body></html>
 """
+
+
+def _extra(status: dict[str, Any], esc) -> str:
+    """The status' warning and what to do, as the text report gives them."""
+    out = ""
+    if status.get("warning"):
+        out += f'<p class="warning"><b>warning:</b> {esc(status["warning"])}</p>'
+    if status.get("action"):
+        out += f'<p class="action"><b>what to do:</b> {esc(status["action"])}</p>'
+    return out
 
 
 def _at(status: dict[str, Any]) -> str:

@@ -1,0 +1,51 @@
+"""Issue 35 item 4: no renderer contradicts the status: text, JSON, HTML and the figure's data tell one answer."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.doctor import render as hr
+from rlvr_dynamics.doctor.pipeline import NOT_READ, fit_run
+from rlvr_dynamics.doctor.render.text import format_report
+from rlvr_dynamics.runs.logs import RunLog
+
+
+def _runs():
+    rng = np.random.default_rng(4)
+    t = np.arange(160)
+    rise = 0.8 - 0.5 * np.exp(-t / 30) + rng.normal(0, 0.02, t.size)
+    collapsed = rise.copy()
+    collapsed[100:] = 0.05 + rng.normal(0, 0.01, 60).clip(-0.04)
+    nan_end = np.r_[rise[:150], [np.nan] * 10]
+    zero = np.zeros(160)
+    return {"plateaued": (rise, {}), "collapsed": (collapsed, {}),
+            "diverged": (nan_end, {"loss": np.r_[np.full(150, 0.1), [np.nan] * 10], "learning_rate": np.ones(160)}),
+            "diverged-at-floor": (zero, {"frac_reward_zero_std": np.ones(160), "completions/clipped_ratio": np.ones(160),
+                                        "entropy": np.r_[1.0, np.full(159, 0.01)]})}
+
+
+@pytest.mark.parametrize("name", list(_runs()))
+def test_every_renderer_tells_the_status_and_the_same_forecast(name, tmp_path):
+    reward, extra = _runs()[name]
+    steps = np.arange(1, reward.size + 1)
+    log = RunLog(name, steps, {"reward": reward, **extra}, "reward")
+    report = fit_run(log, forecast_steps=[200], p1_laws=False)
+    st = report["status"]
+    assert st["state"] == name.split("-")[0], st
+    text = format_report(report)
+    assert text.splitlines()[0].startswith(f"status: {st['state'].upper()}")
+    if st["failure"]:
+        assert f"what to do: {st['action']}" in text
+    js = json.loads(json.dumps(hr.to_jsonable(report) if hasattr(hr, "to_jsonable") else report, default=str))
+    assert js["status"]["state"] == st["state"]
+    if st["state"] in NOT_READ:
+        assert report["dynamics"]["verdict"] == "not read" and report["plateau"]["value"] is None
+        assert "plateau R∞" not in text
+    fig = hr.report_figure(log, report)
+    (value, (low, high)) = report["forecast"][200], report["forecast_interval"][200]
+    assert fig.rlvr_forecast == {200: (value, low, high)}
+    assert low <= value <= high
+    page = hr.render_html(log, report, b"")
+    assert f"status: {st['state'].upper()}" in page
