@@ -94,3 +94,15 @@ def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
         warn, _ = pre.warning_flags(cross, n)
         assert cross["length_cap"].any()
         assert bool(warn[60:].any()) is warns
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_noisy_run_that_trends_is_not_noise_only(seed):
+    """The issue's logging_steps=1 run: 1 prompt × 8 completions rising 0.69 → 0.86 over 150 steps. Its noise ceiling
+    is below 0.2, but its whole-run slope is significant: never ``noise only``; pure noise at 0.75 still is."""
+    rng = np.random.default_rng(seed)
+    p = np.linspace(0.69, 0.86, 150)
+    st = decide_status(_log(rng.binomial(8, p) / 8), (0, 1))
+    assert st.state in ("rising", "plateaued"), st
+    flat = decide_status(_log(np.random.default_rng(seed + 10).binomial(8, 0.75, 150) / 8), (0, 1))
+    assert flat.state == "noise only", flat

@@ -64,6 +64,13 @@ START_ROWS = 3
 START_ABOVE = 3.0
 """… or the reward fell there: the mean of its first START_ROWS logged rewards at least START_ABOVE × FLOOR_TOL of
 the width above the floor (the run had something and lost all of it; a hard task that starts at 0 is not this)."""
+START_FRACTION = 0.25
+Z_LOST = 4.0
+LOST_ZERO_SPREAD = 0.75
+"""``lost its start``: the last window's mean reward at most START_FRACTION of the start's height above the floor,
+the fall more than Z_LOST standard errors of the plain step noise, and most groups without spread (mean share of
+zero-std groups ≥ LOST_ZERO_SPREAD where logged): a run that fell within its first few logged points, before the
+collapse rule had a history to judge a gain by."""
 LENGTH_FACTOR = 2.0
 """The mean completion length's window mean ≥ LENGTH_FACTOR × or ≤ 1/LENGTH_FACTOR × its first value."""
 
@@ -79,6 +86,9 @@ class Divergence:
     numbers: dict[str, Any] = field(default_factory=dict)
 
     def sentence(self) -> str:
+        if self.kind == "lost its start":
+            return (f"the reward fell to near its floor {self.numbers['floor']:.3g} by step {self.step} and stays "
+                    f"there: {self.signals[0]}; most groups have no spread left, so nothing trains")
         if self.kind == "non-finite":
             return (f"the run logs non-finite values since step {self.step} ({', '.join(self.signals)}): it has "
                     "diverged")
@@ -120,7 +130,7 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
     else:
         return None
     if not np.all(r <= floor + FLOOR_TOL * width):
-        return None
+        return _lost_its_start(log, rows, win, y, floor, width)
     zero = _window(log, "frac_reward_zero_std", win)
     spread = _window(log, "reward_std", win)
     if zero is not None and not np.all(zero >= ZERO_SPREAD):
@@ -139,6 +149,32 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
     return Divergence("blown up", int(log.steps[rows[first]]), broke,
                       {"floor": floor, "rows": int(rows.size - first),
                        "window_steps": [int(log.steps[win[0]]), int(log.steps[win[-1]])]})
+
+
+def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
+    """The reward fell from its start to near the floor and stays there: the window's mean at most START_FRACTION
+    of the start's height above the floor, the fall more than Z_LOST standard errors (plain step noise), most groups
+    without spread (mean zero-std share ≥ LOST_ZERO_SPREAD where logged)."""
+    start = y[:START_ROWS]
+    w = win.size
+    if rows[0] >= win[0] or rows.size < START_ROWS + w:
+        return None
+    s0, now = float(np.mean(start)), float(np.mean(log.reward[win]))
+    if s0 < floor + START_ABOVE * FLOOR_TOL * width or now > floor + START_FRACTION * (s0 - floor):
+        return None
+    d = np.diff(y)
+    sigma = float(np.std(d, ddof=1) / math.sqrt(2)) if d.size > 2 else 0.0
+    if sigma <= 0 or (s0 - now) / (sigma * math.sqrt(1 / start.size + 1 / w)) <= Z_LOST:
+        return None
+    zero = _window(log, "frac_reward_zero_std", win)
+    if zero is not None and float(np.mean(zero)) < LOST_ZERO_SPREAD:
+        return None
+    at = int(np.flatnonzero(y > floor + START_FRACTION * (s0 - floor))[-1]) + 1 \
+        if (y > floor + START_FRACTION * (s0 - floor)).any() else 0
+    at = min(at, rows.size - 1)
+    return Divergence("lost its start", int(log.steps[rows[at]]),
+                      [f"the reward fell from {s0:.3g} over its first {start.size} logged rows to {now:.3g} over the "
+                       f"last {w}"], {"floor": floor, "rows": int(w), "start": s0, "now": now})
 
 
 def _window(log: RunLog, concept: str, win: np.ndarray) -> np.ndarray | None:

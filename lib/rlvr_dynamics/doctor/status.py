@@ -24,7 +24,8 @@ Vocabulary, in order of precedence (the first that applies is the status):
 ``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
                        temporary collapse), the crash deeper than the run's own step noise allows: its mean at
                        least Z_CRASH + √(2·ln(n/d)) standard errors below the level before it (d points, n in the run)
-``noise only``         the noise ceiling 1 − σ²/Var(r) below 0.2: the curve is mostly step noise
+``noise only``         the noise ceiling 1 − σ²/Var(r) below 0.2 and no significant trend over the whole run
+                       (|t| ≤ 3 for the least-squares slope of every point): the curve is mostly step noise
 ``rising``             the least-squares slope over the last quarter of the points (at least 10) is significantly
                        positive (t > 2)
 ``plateaued``          none of the above
@@ -60,6 +61,9 @@ NOISE_ONLY = 0.2
 """Noise ceiling below which the curve is read as noise only (DESIGN, "Never absurd")."""
 RISING_T = 2.0
 """t-statistic of the recent slope above which the run is still rising."""
+TREND_T = 3.0
+"""A run whose least-squares slope over all its points has |t| above this is never ``noise only``: a one-prompt
+reward rising 0.69 → 0.86 in 150 steps has a noise ceiling below 0.2 and a trend all the same."""
 RISING_MIN_POINTS = 10
 """The recent slope is taken over max(RISING_MIN_POINTS, n/4) points."""
 UNSTABLE_MIN_POINTS = 5
@@ -131,7 +135,12 @@ def recent_slope_t(y: np.ndarray) -> float:
     """t-statistic of the least-squares slope of ``y`` over its last max(10, n/4) points (NaN if fewer than 4)."""
     y = y[np.isfinite(y)]
     m = max(RISING_MIN_POINTS, int(math.ceil(0.25 * y.size)))
-    z = y[-m:]
+    return slope_t(y[-m:])
+
+
+def slope_t(z: np.ndarray) -> float:
+    """t-statistic of the least-squares slope of ``z`` on its index (NaN if fewer than 4 finite points)."""
+    z = z[np.isfinite(z)]
     if z.size < 4:
         return math.nan
     x = np.arange(z.size, dtype=float)
@@ -240,7 +249,8 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
                       (f" ({len(done)} crashes)" if len(done) > 1 else ""),
                       {"crashes": [e.to_dict() for e in done]})
     ceiling = noise_ceiling(r)
-    if math.isfinite(ceiling) and ceiling < NOISE_ONLY:
+    trend_t = slope_t(r)
+    if math.isfinite(ceiling) and ceiling < NOISE_ONLY and not abs(trend_t) > TREND_T:
         return Status("noise only", int(steps[-1]),
                       f"noise ceiling {ceiling:.2f} < {NOISE_ONLY}: the step noise explains most of the reward's "
                       "variance; no trend to read", {"noise_ceiling": ceiling})

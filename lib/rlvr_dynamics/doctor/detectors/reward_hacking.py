@@ -19,7 +19,8 @@ Signals
 Rule
     R (smoothed, effect = 0.1 × its running range) has risen: S_R − R₀ > δ_R = 3σ_R√(2/k). And (i) at 2 consecutive
     evaluations (≥ 6 evaluations logged): the mean of the last 3 E < the running max of such means − δ_E,
-    δ_E = max(3σ_E√(2/3), 0.05·max|E|), while the smoothed R ≥ its value at the evaluation's peak − δ_R (train and
+    δ_E = max(3σ_E√(2/3), 0.05·max|E|) + b·σ_E/√3 (b = √(2·ln(n/3)), the lift noise gives the running max of
+    n/3 means), while the smoothed R ≥ its value at the evaluation's peak − δ_R (train and
     eval diverge; both falling is a collapse); or (ii) the smoothed C < P_C − max(3σ_C√(1/k + 1/4k),
     0.05·max(range_C, range_R)), P_C the running peak of a 4k smoothing, while ΣF smoothed has risen
     > max(3σ_F√(2/k_F), 0.1·range_F) since that peak, sustained k. A greedy evaluation that starts higher or
@@ -41,6 +42,7 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from ..signals import eval_column, evaluation_rows, sub_rewards
+from .collapse import peak_bias
 from ._common import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _result, _running_scale,
                       _smoothed, _trailing_mean, causal_sigma)
 
@@ -94,7 +96,9 @@ def detect_reward_hacking(log: RunLog) -> Detection:
             peak = np.maximum.accumulate(np.where(fullm, recent, -np.inf))   # running max of m-evaluation means
             at_peak = np.maximum.accumulate(np.where(fullm & (recent >= peak), np.arange(ev.size), 0))
             scale_e = np.maximum.accumulate(np.abs(ev))
-            drop = np.maximum(HACKING_Z * sig_e * math.sqrt(2.0 / m), HACKING_MIN_DROP * scale_e)
+            # the running max of n/m such means is lifted by noise about √(2·ln(n/m)) of their SEs σ_E/√m
+            lift = np.array([peak_bias(j + 1, m) for j in range(ev.size)]) * sig_e / math.sqrt(m)
+            drop = np.maximum(HACKING_Z * sig_e * math.sqrt(2.0 / m), HACKING_MIN_DROP * scale_e) + lift
             rs_rows = _on_rows(log, r, rs)
             dr_rows = _on_rows(log, r, delta_r)
             # the training reward has not fallen since the evaluation's peak (a divergence, not a collapse)
