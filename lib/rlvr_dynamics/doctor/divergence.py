@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.logs import RunLog
+from ..runs.noise import step_sigma
 
 NON_FINITE_ROWS = 3
 """Logged training rows in a row with a non-finite reward, loss or gradient norm."""
@@ -115,22 +116,26 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
     if rows.size == 0:
         return None
     steps = log.steps[rows].astype(float)
-    w = window_rows(steps)
-    if rows.size < w:
-        return None
-    win = rows[-w:]
-    r = r_all[win]
     y = r_all[rows]
     if reward_bounds is not None:
         floor, width = float(reward_bounds[0]), float(reward_bounds[1] - reward_bounds[0])
     elif y.min() >= 0 and y.max() <= 1:
         floor, width = 0.0, 1.0
-    elif np.ptp(r) == 0 and r[0] == y.min():
+    elif rows.size >= MIN_ROWS and np.ptp(y[-MIN_ROWS:]) == 0 and y[-1] == y.min():
         floor, width = float(y.min()), max(float(np.ptp(y)), 1e-12)
     else:
         return None
+    w = window_rows(steps)
+    blown = _blown_up(log, rows, rows[-w:], y, floor, width) if rows.size >= w else None
+    return blown or _lost_its_start(log, rows, rows[-MIN_ROWS:], y, floor, width)
+
+
+def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
+    """The reward at the floor over the window, no spread left, and the policy broken (module docstring)."""
+    r = np.asarray(log.reward, dtype=float)[win]
+    w = win.size
     if not np.all(r <= floor + FLOOR_TOL * width):
-        return _lost_its_start(log, rows, win, y, floor, width)
+        return None
     zero = _window(log, "frac_reward_zero_std", win)
     spread = _window(log, "reward_std", win)
     if zero is not None and not np.all(zero >= ZERO_SPREAD):
@@ -152,18 +157,18 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
 
 
 def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
-    """The reward fell from its start to near the floor and stays there: the window's mean at most START_FRACTION
-    of the start's height above the floor, the fall more than Z_LOST standard errors (plain step noise), most groups
+    """The reward fell from its start to near the floor and stays there: every reward of the last MIN_ROWS rows at
+    most START_FRACTION of the start's height above the floor, the fall more than Z_LOST standard errors (plain step noise), most groups
     without spread (mean zero-std share ≥ LOST_ZERO_SPREAD where logged)."""
     start = y[:START_ROWS]
     w = win.size
     if rows[0] >= win[0] or rows.size < START_ROWS + w:
         return None
     s0, now = float(np.mean(start)), float(np.mean(log.reward[win]))
-    if s0 < floor + START_ABOVE * FLOOR_TOL * width or now > floor + START_FRACTION * (s0 - floor):
+    if s0 < floor + START_ABOVE * FLOOR_TOL * width or now > floor + START_FRACTION * (s0 - floor) or \
+            float(np.max(log.reward[win])) > floor + START_FRACTION * (s0 - floor):
         return None
-    d = np.diff(y)
-    sigma = float(np.std(d, ddof=1) / math.sqrt(2)) if d.size > 2 else 0.0
+    sigma = step_sigma(y)          # robust: the fall itself is not the noise it is judged against
     if sigma <= 0 or (s0 - now) / (sigma * math.sqrt(1 / start.size + 1 / w)) <= Z_LOST:
         return None
     zero = _window(log, "frac_reward_zero_std", win)

@@ -367,8 +367,10 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     delta = (scan["rss_stable"] - scan["rss_growing"]) / max(s2, 1e-300)
     ev.update(rho=rho, delta_bic_growth=delta, growth_over_window=math.exp(gamma), growth_omega=omega)
     if delta < GROWTH_DELTA_BIC:
-        return DynamicsReading("stable", f"{_stable_sentence(shown)}; a growing oscillation on top of it fits better "
-                               f"by Δχ² = {delta:.1f} only (autocorrelation-adjusted; {GROWTH_DELTA_BIC:g} needed)",
+        growth = (f"a growing oscillation on top of it fits no better (Δχ² = {delta:.1f})" if delta <= 0 else
+                  f"a growing oscillation on top of it improves the fit by Δχ² = {delta:.1f} only "
+                  f"(autocorrelation-adjusted; {GROWTH_DELTA_BIC:g} needed)")
+        return DynamicsReading("stable", f"{_stable_sentence(shown)}; {growth}",
                                **_law_fields(shown), evidence=ev)
     u = resid - basis @ coef
     noise_sd = max(float(np.sqrt(u @ u / max(n - k_total, 1))), 1e-12)
