@@ -18,7 +18,10 @@ aggregate, under v1; no rule was tuned on them). ``load_corpus(version=1)`` give
 ``../shared/grpo_logs_cs336`` (7 collapses, 25 healthy, 2 unstable, 1 floor; dev, issue 29). Moves ``shared`` to
 dev: the 15 public logs were looked at while the collapse report and the status rule were built (their false
 reports shaped the heavy-tail safeguards), so they are no longer a clean test. Test part: simulated family 2,
-``p2-len-adam`` and ``project-fail``, which the new rules were not built on.
+``p2-len-adam`` and ``project-fail``, which the new rules were not built on. Since 2026-12-03 the dev part also
+holds ``noisy-1p``/``noisy-2p`` (``data/configs/grpo_noisy_healthy.yml``): the testbed at 1 and 2 prompts × 8
+completions per step, 400 steps logged at every step, labelled by the held-out rule like the other project runs
+(issue 35: the public runs' false alarms came from such noise, which the dev part lacked).
 
 Sources (v1 split)
 ------------------
@@ -97,7 +100,8 @@ SIM_REGIMES = ("first-order", "overdamped", "underdamped", "flat", "growing", "c
 SIM_COUNTS = {"first-order": 25, "overdamped": 40, "underdamped": 35, "flat": 25, "growing": 40, "collapse": 40,
               "reward_hacking": 15, "advantage_degeneracy": 15, "policy_concentration": 15}
 """Simulated runs per regime and split."""
-PROJECT_SPLIT = {"p1-long": "dev", "p1-sizes": "dev", "p2-lr": "dev", "p1-pilot": "dev", "p1-main": "test",
+PROJECT_SPLIT = {"noisy-1p": "dev", "noisy-2p": "dev",
+                 "p1-long": "dev", "p1-sizes": "dev", "p2-lr": "dev", "p1-pilot": "dev", "p1-main": "test",
                  "p2-stall": "test", "p2-fresh": "test", "smollm-main": "test", "smollm-pilot": "test",
                  "smollm2-add": "test"}
 """Family of a committed run (its name without the hash) → split."""

@@ -57,13 +57,16 @@ SIGNALS = ("entropy_rise", "entropy_blowup", "length_cap", "length_shift", "kl_j
 """The precursor signals, in the order of the book's table."""
 
 SIGNAL_MEANING = {
-    "entropy_rise": f"token entropy rises ≥ {ENTROPY_RISE}× its running minimum (and above its initial level)",
-    "entropy_blowup": f"token entropy rises ≥ {ENTROPY_BLOWUP:g}× its running minimum (and above its initial level)",
+    "entropy_rise": f"token entropy, smoothed on its noise window, rises ≥ {ENTROPY_RISE}× its running minimum "
+                    "(and above its initial level)",
+    "entropy_blowup": f"token entropy, smoothed on its noise window, rises ≥ {ENTROPY_BLOWUP:g}× its running minimum "
+                      "(and above its initial level)",
     "length_cap": f"≥ {CLIPPED:.0%} of completions cut at the length cap (after ≤ {CLIPPED_FROM:.0%})",
     "length_shift": f"mean completion length moves ≥ {LENGTH_SHIFT}× (up or down) from its running median",
     "kl_jump": f"KL to the sampling policy ≥ {KL_JUMP:g}× its median over the {RECENT} values before (and ≥ {KL_FLOOR}), "
                f"on {SMOOTH} points in a row",
-    "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median on {SMOOTH} points in a row",
+    "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median (non-zero norms) and beyond its own noise, on "
+                  f"{SMOOTH} points in a row",
     "format_fall": f"format accuracy falls ≥ {FORMAT_FALL:.0%} below its running peak (and > {Z_FALL:g} SE)",
     "zero_std_share": f"share of zero-std groups reaches {ZERO_STD} (after ≤ {ZERO_STD_FROM})",
     "non_finite": "loss, gradient norm or entropy becomes NaN or infinite after finite values",
@@ -121,9 +124,28 @@ def _ready(v: np.ndarray) -> np.ndarray:
 
 
 def entropy_rise(h: np.ndarray, factor: float = ENTROPY_RISE) -> np.ndarray:
-    s = _trailing(h)
-    low = _running(s, np.min)
-    return _ready(h) & (s >= factor * low) & (s > _initial(h))
+    """The entropy, smoothed on its noise window (:mod:`.detectors._common`, effect (factor − 1) × its running
+    median: a one-prompt log's entropy moves ±30 % from step to step), at least ``factor`` × the running minimum of
+    that smoothing lifted by its noise bias b·σ/√k (the minimum of many noisy means is biased low), and above the
+    mean of its first values."""
+    from .detectors._common import _smoothed
+    from .detectors.collapse import peak_bias
+
+    out = np.zeros(h.shape, dtype=bool)
+    ok = np.flatnonzero(np.isfinite(h))
+    if ok.size <= FIRST_POINTS:
+        return out
+    v = h[ok]
+    med = _running(v, np.median)
+    med[0] = v[0]
+    s, k, sig = _smoothed(h, lambda x, sg: (factor - 1.0) * np.abs(med))
+    full = np.arange(1, v.size + 1) >= k
+    low = np.minimum.accumulate(np.where(full, s, np.inf))
+    bias = np.array([peak_bias(j + 1, int(kj)) for j, kj in enumerate(k)]) * np.nan_to_num(sig) / np.sqrt(k)
+    hit = full & np.isfinite(low) & (s >= factor * (low + bias)) & (s > _initial(h)) & \
+        (np.arange(v.size) >= FIRST_POINTS)
+    out[ok] = hit
+    return out
 
 
 def entropy_blowup(h: np.ndarray) -> np.ndarray:
@@ -174,10 +196,28 @@ def kl_jump(kl: np.ndarray) -> np.ndarray:
 
 
 def grad_spike(g: np.ndarray) -> np.ndarray:
-    """Both of the last SMOOTH gradient norms at least GRAD_SPIKE × the running median (one-step spikes of 10⁵ are
-    common in healthy runs; a sustained one is not)."""
-    s = _trailing_min(g)
-    return _ready(g) & (s >= GRAD_SPIKE * _running_median(g))
+    """Both of the last SMOOTH gradient norms at least GRAD_SPIKE × the running median of the non-zero norms before,
+    and above it by more than the norm's own noise: in log space, (Z_FALL + b)·σ of log g (robust step noise of the
+    values before, b the selection bias of the largest of n pairs). One-step spikes of 10⁵ are common in healthy
+    runs, and a one-prompt run's norm is heavy-tailed; a sustained spike beyond its noise is not. A step whose
+    groups all scored the same has a zero gradient and carried no update: zeros are left out."""
+    from .detectors._common import causal_sigma
+    from .detectors.collapse import peak_bias
+
+    g = np.asarray(g, dtype=float)
+    out = np.zeros(g.shape, dtype=bool)
+    ok = np.flatnonzero(np.isfinite(g) & (g > 0))
+    if ok.size <= FIRST_POINTS:
+        return out
+    x = np.log(g[ok])
+    sig = np.concatenate([[np.nan], causal_sigma(x)[:-1]])      # the noise of the values before each one
+    med = _running(x, np.median)
+    low2 = np.minimum(x, np.r_[x[0], x[:-1]])
+    bias = np.array([peak_bias(j + 1, SMOOTH) for j in range(x.size)])
+    margin = np.maximum(math.log(GRAD_SPIKE), (Z_FALL + bias) * np.nan_to_num(sig, nan=np.inf))
+    hit = (np.arange(x.size) >= FIRST_POINTS) & np.isfinite(med) & (low2 >= med + margin)
+    out[ok] = hit
+    return out
 
 
 def _fall(v: np.ndarray, floor, fraction: float) -> np.ndarray:
