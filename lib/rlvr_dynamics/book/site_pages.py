@@ -23,7 +23,7 @@ from .registry import (PAPERS, NotebookEntry)
 
 
 STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer", "diagnose",
-                "doctor-design-notes")
+                "doctor-benchmark", "doctor-design-notes")
 """Hand-written pages of the book (``book/<page>.md``); those beyond the landing and part pages are listed in the
 "Results and tools" part of the TOC."""
 
@@ -60,10 +60,10 @@ def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | N
         chapter_items = [{"file": f"{paper.lower()}/index"}]
         for chapter, items in chaps:
             name = f"{paper.lower()}-{slug(chapter)}"
-            lines = [f"# {chapter}\n", "| page | claims and verdicts | mirrors | theory it tests |", "|---|---|---|---|"]
+            lines = [f"# {chapter}\n", "| page | claims and verdicts | mirrors |", "|---|---|---|"]
             for e in items:
                 lines.append(f"| {{doc}}`{e.title} <../executed/{e.id}>` | {page_badges(e, rows)} | "
-                             f"{prose(e.figure, e.paper)} | {sections_text(e.paper, e.section)} |")
+                             f"{prose(e.figure, e.paper)} |")
             atomic_write_text(gen / f"{name}.md", "\n".join(lines) + "\n")
             chapter_items.append({"file": f"{GENERATED}/{name}",
                                   "sections": [{"file": f"executed/{e.id}"} for e in items]})
