@@ -222,62 +222,69 @@ def reliability_figure(bench: dict, path: Path) -> None:
     plt.close(fig)
 
 
-EXAMPLES = (
-    ("A healthy published run", "shared", "verl_asyncrew_q7b_mcore_off"),
-    ("Reward hacking (induced)", "project-fail", "p1-fail-reward-hacking"),
-    ("Advantage degeneracy (induced)", "project-fail", "p1-fail-degeneracy-hard"),
-    ("Policy concentration (induced)", "project-fail", "p1-fail-concentration"),
-    ("Dynamical instability (simulated growing oscillation, test part)", "sim", "growing"),
-    ("Collapse (SmolLM2 at a learning rate 3× the one it trains at)", "project", "smollm-pilot-lr3e-05"),
-    ("A healthy one-prompt-per-step notebook run", "shared", "unsloth_nb_qwen25_3b_gsm8k"),
-    ("Nothing to read (the healthy control of the induced failures)", "project-fail", "p1-fail-healthy"),
-)
-"""(title, source, name prefix or simulated regime) of the worked examples on the "Diagnose a run" page."""
+EXAMPLE_SOURCES = ("shared", "cs336", "project", "project-fail", "sim")
+"""Where the worked examples are looked for, in this order (real logs first; simulated runs from the test part)."""
 EXAMPLES_MD = REPO_ROOT / "book" / "doctor_examples.md"
 
 
-def _example_run(source: str, key: str):
-    runs = C.load_corpus(sources=(source,))
-    if source == "sim":
-        from rlvr_dynamics.doctor.reading.dynamics import read_dynamics
+def example_runs() -> list[tuple[str, object]]:
+    """One worked example per status (``doctor.status.STATES`` but ``too short``), chosen by a fixed rule: the first
+    run in :data:`EXAMPLE_SOURCES` order (corpus order within a source; simulated runs of the test part only) whose
+    full-log status is that state and whose label agrees with it (a healthy label for ``rising``, ``plateaued`` and
+    ``noise only``; a collapse, unstable or failure label for the six failure states), so that each example shows
+    the doctor right on a run with known truth. ``[(state, run or None)]``."""
+    from rlvr_dynamics.doctor.status import FAILURE_STATES, STATES, decide_status
 
-        for r in runs:
-            if r.split == "test" and r.regime == key:
-                st, y = r.log.reward_curve()
-                if read_dynamics(st, y, r.reward_bounds).verdict == "unstable":
-                    return r
-        return None
-    return next((r for r in runs if r.name.startswith(key)), None)
+    wanted = [st for st in STATES if st != "too short"]
+    found: dict[str, object] = {}
+    for source in EXAMPLE_SOURCES:
+        for r in C.load_corpus(sources=(source,)):
+            if source == "sim" and r.split != "test":
+                continue
+            if len(found) == len(wanted):
+                break
+            state = decide_status(r.log, r.reward_bounds).state
+            if state in found or state not in wanted:
+                continue
+            if (state in FAILURE_STATES) == (r.outcome == "healthy"):
+                continue
+            found[state] = r
+    return [(st, found.get(st)) for st in wanted]
 
 
 def examples(folder: Path) -> str:
-    """Write one figure per worked example (``rlvr-dynamics fit … --png``) and the Markdown that shows them, each
-    with a caption computed from its report (the verdict and the detectors that fired, with their steps)."""
+    """Write one figure per status (:func:`example_runs`; ``rlvr-dynamics fit … --png``) and the Markdown that shows
+    them, each caption computed from its report: the status with its evidence and what to do, the run and its label,
+    the reading and the detectors that fired (or that the doctor is quiet)."""
     from rlvr_dynamics.doctor.render.html import write_report
     from rlvr_dynamics.doctor.pipeline import fit_run
+    from rlvr_dynamics.runs.hyperparams import find_hyperparameters
 
     parts = []
-    for title, source, key in EXAMPLES:
-        run = _example_run(source, key)
+    for state, run in example_runs():
         if run is None:
-            print(f"{title}: no run found ({source}, {key}); skipped", file=sys.stderr)
+            parts.append(f"**{state}**: no run of the corpus with a label that agrees reads this status.\n")
+            print(f"{state}: no example run found; listed as missing", file=sys.stderr)
             continue
-        k_ref = None
-        cfg = run.log.source
-        if source in ("project", "project-fail"):
-            from rlvr_dynamics.runs.hyperparams import find_hyperparameters
-
-            k_ref = find_hyperparameters(cfg)["refresh_interval"]
+        k_ref = find_hyperparameters(run.log.source)["refresh_interval"] if run.source in ("project", "project-fail") \
+            else None
         report = fit_run(run.log, refresh_interval=k_ref, p1_laws=False, reward_bounds=run.reward_bounds or "auto")
-        png = folder / f"example_{key.replace('-', '_')}.png"
+        key = state.replace(" ", "_")
+        png = folder / f"example_{key}.png"
         write_report(run.log, report, png=png, dpi=80, run_name=run.name)
-        dyn = report["dynamics"]
+        st, dyn = report["status"], report["dynamics"]
         fired = [f"{name.replace('_', ' ')} at step{'s' if len(d.get('events') or []) > 1 else ''} "
-                 f"{', '.join(str(e['step']) for e in (d.get('events') or [{'step': d['step']}]))}"
+                 f"{', '.join(str(e['step']) for e in (d.get('events') or [{'step': d['step']}])[:6])}"
                  for name, d in report["diagnostics"].items() if d["fired"]]
-        caption = (f"{title}: `{run.name}` ({run.prompts_per_step or '?'} prompts per step, {report['n_points']} "
-                   f"logged steps). Reading: **{dyn['verdict']}** — {dyn['reason']}. Detectors: "
-                   f"{'; '.join(fired) if fired else 'none fired'}.")
+        label = run.outcome if run.failure_mode is None else f"{run.outcome} ({run.failure_mode.replace('_', ' ')})"
+        at = "" if st["step"] is None else f" at step {st['step']}"
+        caption = (f"**{state.upper()}**{at}"
+                   f" — {st['evidence']}." + (f" *Warning:* {st['warning']}." if st.get("warning") else "") +
+                   (f" *What to do:* {st['action']}." if st.get("action") else "") +
+                   f" Run `{run.name}` ({run.source}, labelled {label}; {run.prompts_per_step or '?'} prompts per step, "
+                   f"{report['n_points']} logged steps). Reading: {dyn['verdict']}"
+                   + (f" — {dyn['reason']}" if dyn.get("reason") else "") + ". Detectors: "
+                   + ("; ".join(fired) if fired else "none fired (the doctor's detectors are quiet on this run)") + ".")
         parts.append(f"```{{figure}} {png.relative_to(REPO_ROOT / 'book').as_posix()}\n:name: fig-doctor-{key}\n"
                      f":width: 100%\n\n{caption}\n```\n")
         print(f"wrote {png.relative_to(REPO_ROOT)}", file=sys.stderr)
@@ -349,6 +356,51 @@ def failure_sections(runs, split: str, live: bool = True) -> tuple[list[tuple[st
         out.append((f"Failures first: status, collapse report and warning ({label})",
                     fl.format_summary(s) + "\n\n" + fl.format_baselines(b)))
     return out, summaries
+
+
+PREVIOUS_RULE = "d4c5733"
+"""The commit whose ``book/doctor_benchmark.json`` holds the previous rule's results (before issue 35's status and
+precursor rules): :func:`previous_rule_table` prints them beside the current ones."""
+
+
+def previous_rule_table(summaries: dict, dbench: dict) -> str | None:
+    """The failure targets and the detectors' false alarms of the previous rule (:data:`PREVIOUS_RULE`, read with
+    ``git show``) beside the current ones, on the same rows; None when git or that commit is not available."""
+    try:
+        old = json.loads(subprocess.run(["git", "show", f"{PREVIOUS_RULE}:book/doctor_benchmark.json"],
+                                        capture_output=True, text=True, check=True, cwd=REPO_ROOT).stdout)
+    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError):
+        return None
+
+    def pct(a, b):
+        return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "")
+
+    rows = ["| on the same rows | previous rule | now | target |", "|---|---|---|---|"]
+    keys = (("healthy runs with an act-now status", "healthy_with_failure_status", "healthy", "≤ 5 %"),
+            ("healthy runs with a collapse warning", "healthy_warned", "healthy", "≤ 10 %"),
+            ("collapses reported within one logged point", "reported_within_one", "collapses", "≥ 90 %"),
+            ("collapses warned ≥ 1 logged point ahead", "warned_ahead", "collapses", "≥ 50 %"),
+            ("collapsed runs with a healthy status", "collapsed_with_healthy_status", "collapse_runs", "0"))
+    for label, part in summaries.items():
+        prev = (old.get("failures") or {}).get(label)
+        if not prev:
+            continue
+        a, b = prev["targets"], part["targets"]
+        for text, key, of, target in keys:
+            rows.append(f"| {text} ({label}) | {pct(a[key], a[of])} | {pct(b[key], b[of])} | {target} |")
+        pa, pb = prev["baselines"], part["baselines"]
+        rows.append(f"| live stop on healthy runs ({label}) | {pct(pa['stopped_healthy'], pa['healthy_runs'])} | "
+                    f"{pct(pb['stopped_healthy'], pb['healthy_runs'])} | ≤ 2 % |")
+        rows.append(f"| live stop on collapsing runs ({label}) | {pct(pa['stopped_collapses'], pa['collapse_runs'])} | "
+                    f"{pct(pb['stopped_collapses'], pb['collapse_runs'])} | ≥ 80 % |")
+    for name, d in dbench["detectors"].items():
+        p = (old.get("detectors") or {}).get("detectors", {}).get(name)
+        if p:
+            rows.append(f"| {name}: false alarms on healthy runs | {pct(p['false_alarms'], p['healthy_runs'])} | "
+                        f"{pct(d['false_alarms'], d['healthy_runs'])} | ≤ 10 % |")
+    return (f"The previous rule is the doctor of commit {PREVIOUS_RULE} (its tables: that commit's "
+            "`book/doctor_benchmark.md`), scored on the same corpus rows; the development part has grown since by "
+            "the eight noisy one- and two-prompt runs, so only test-part rows compare exactly.\n\n" + "\n".join(rows))
 
 
 def precursor_markdown() -> str:
@@ -425,6 +477,9 @@ def main() -> None:
     sections.append((f"The detectors ({args.split} part)", dg.format_detector_benchmark(dbench)))
     fail_sections, fail_summary = failure_sections(runs, args.split)
     sections[1:1] = fail_sections
+    prev = previous_rule_table(fail_summary, dbench)
+    if prev:
+        sections.insert(1, ("The previous rule beside this one", prev))
     speed_rows = None
     if not args.skip_speed:
         speed_rows = speed()

@@ -260,7 +260,9 @@ def test_testbed_sweep_collapsing_runs_are_stopped_at_the_collapse_and_the_other
         doc = _replay(runs[lr])
         full = decide_status(load_log(runs[lr] / "metrics.csv"), (0.0, 1.0))
         # stopped at the collapse; the whole log, trained on past it, ends diverged (reward at 0, no spread)
-        assert doc.should_stop and doc.stop_reason["rule"] == "collapse" and full.state in ("collapsed", "diverged"), lr
+        # a reward that falls within its first logged points may be stopped as diverged (it lost its start)
+        assert doc.should_stop and doc.stop_reason["rule"] in ("collapse", "diverged"), lr
+        assert full.state in ("collapsed", "diverged"), lr
         assert full.step <= doc.stop_reason["step"] <= full.step + 1, (lr, full.step, doc.stop_reason["step"])
     grown = _replay(runs[0.03])
     assert grown.fired.get("dynamical_instability", 0) > 100 and not grown.should_stop

@@ -75,7 +75,7 @@ def test_bad_arguments(kwargs, match):
 
 def test_cli_json_and_errors(synthetic_log, tmp_path):
     cli = [sys.executable, "-m", "rlvr_dynamics.cli", "fit"]
-    res = subprocess.run([*cli, str(synthetic_log), "--json"], capture_output=True, text=True)
+    res = subprocess.run([*cli, str(synthetic_log), "--json", "--details"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["preferred_law"] == "three_phase"
     res = subprocess.run([*cli, str(tmp_path / "missing.csv")], capture_output=True, text=True)

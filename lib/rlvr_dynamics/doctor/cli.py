@@ -151,7 +151,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from ..runs.logs import load_log
     from .pipeline import build_report
     from .render.json import to_json
-    from .render.text import format_report
+    from .render.text import format_report, short_report
 
     _parse_forecast(args)
     _reward_bounds(args)            # a bad --reward-range is refused before any file is read
@@ -183,7 +183,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                              momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
                              refresh_interval=hp["refresh_interval"],
                              forecast_steps=args.forecast or [default_forecast_step(log.reward_curve()[0])],
-                             p1_laws=not args.quick, stop=stop_record(args.log, log.source))
+                             p1_laws=args.details and not args.quick, stop=stop_record(args.log, log.source))
         built.hyperparameters = {**hp, "notes": notes}
         report = built.to_dict()
     except ValueError:
@@ -198,7 +198,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(report))
     else:
-        print(format_report(report))
+        print(format_report(report) if args.details else short_report(report))
     return 0
 
 
@@ -230,7 +230,11 @@ def add_fit_subcommand(sub) -> None:
                         "rewards): fits, forecasts and intervals stay inside them (default: 0 1 when every logged "
                         "reward lies in [0, 1], else the observed range widened, see the book's 'Diagnose a run')")
     p.add_argument("--json", action="store_true", help="print the full report as strict JSON")
-    p.add_argument("--quick", action="store_true", help="skip P1's multi-start reference fits (most of the time)")
+    p.add_argument("--details", action="store_true",
+                   help="the whole report: P1's multi-start reference fits (most of the time), the response laws, "
+                        "the reading and every detector (default: the status, why, what to do, the plateau, the "
+                        "forecast and the detectors that fired)")
+    p.add_argument("--quick", action="store_true", help="with --details: skip P1's multi-start reference fits")
     p.add_argument("--no-config", action="store_true",
                    help="do not read learning rate, momentum, K_ref and num_generations from the files beside "
                         "the log")

@@ -11,12 +11,22 @@
 Fitting, forecasting, reading and diagnosing a run is the run doctor's: :mod:`rlvr_dynamics.doctor`.
 Nothing here imports torch or the trainer.
 """
-from . import analysis, committed, logs, noise
-from .noise import noise_ceiling, step_sigma
-from .committed import CommittedRun, load_committed_run, load_committed_runs
-from .logs import RunLog, load_log
+import importlib
 
-__all__ = [
-    "logs", "committed", "analysis", "RunLog", "load_log", "CommittedRun", "load_committed_run",
-    "load_committed_runs", "noise", "noise_ceiling", "step_sigma",
-]
+_API = {"noise_ceiling": ".noise", "step_sigma": ".noise", "CommittedRun": ".committed",
+        "load_committed_run": ".committed", "load_committed_runs": ".committed", "RunLog": ".logs",
+        "load_log": ".logs"}
+"""The package's API, imported on first use: ``rlvr-dynamics fit`` reads a log without importing the committed-run
+and notebook helpers (and the trainer's config and tasks they need), which cost a tenth of its start-up."""
+_SUBMODULES = ("logs", "committed", "analysis", "noise", "hyperparams")
+
+__all__ = ["logs", "committed", "analysis", "RunLog", "load_log", "CommittedRun", "load_committed_run",
+           "load_committed_runs", "noise", "noise_ceiling", "step_sigma"]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(importlib.import_module(_API[name], __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -148,9 +148,9 @@ def small_sample_factor(differences: int) -> float:
     """``t₀.₉₇₅(k − 1) / z₀.₉₇₅`` for k first differences (1 for k ≥ 200; the σ̂ of 2 points is not used)."""
     if differences >= 200:
         return 1.0
-    from scipy.special import stdtrit     # the t quantile without importing scipy.stats (≈ 1 s of start-up)
+    from ..._quantiles import t_quantile   # no scipy import on the path of `rlvr-dynamics fit`
 
-    return float(stdtrit(max(differences - 1, 1), 0.975) / 1.959963984540054)
+    return float(t_quantile(0.975, max(differences - 1, 1)) / 1.959963984540054)
 
 
 class _Track:

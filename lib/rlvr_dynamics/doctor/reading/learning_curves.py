@@ -12,7 +12,8 @@ family     curve                                           parameters (as fitted
 Every family is linear in its two level parameters ((α, β) or (c, a)) once the shape ((κ, δ) or α) is fixed, so the
 fit is by **variable projection**: a log-spaced grid over the shape (in units of the fitted window, so the grid
 fits any step axis) with the level parameters solved in closed form at each grid point (least squares on a ≤ 200-point
-subsample), then a bounded refinement of all parameters (``scipy.optimize.least_squares``, trust-region reflective,
+subsample), then a bounded refinement of all parameters (:func:`.bounded_lsq.bounded_least_squares`, projected
+Levenberg–Marquardt; it was ``scipy.optimize.least_squares``, trust-region reflective, before 2026-12-03,
 ≤ 60 evaluations) on every point. Shape bounds (window units W = t_last − t_first, or steps for pow3):
 κ·W ∈ [1e-2, 1e2], δ ∈ [0.2, 8]; pow3's α ∈ [1e-3, 4]. The level parameters are bounded to the observed range
 widened by 5× on either side (never infinite). A fit returns ``None`` when fewer than 5 finite points or a constant
@@ -138,7 +139,7 @@ def _prepare(steps, reward):
 
 def fit_curve(steps, reward, family: str) -> CurveFit | None:
     """Fit one family (module docstring) to ``reward`` at ``steps``; ``None`` when there is nothing to fit."""
-    from scipy.optimize import least_squares
+    from .bounded_lsq import bounded_least_squares
 
     if family not in CURVE_FAMILIES:
         raise ValueError(f"family must be one of {CURVE_FAMILIES}, got {family!r}")
@@ -196,7 +197,7 @@ def fit_curve(steps, reward, family: str) -> CurveFit | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = least_squares(resid, x0, bounds=(lo, hi), max_nfev=60, x_scale="jac", xtol=1e-10, ftol=1e-10)
+            r = bounded_least_squares(resid, x0, lo, hi, max_nfev=60, xtol=1e-10, ftol=1e-10)
         p = r.x
         cost = float(2 * r.cost)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):

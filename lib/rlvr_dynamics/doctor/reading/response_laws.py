@@ -115,7 +115,7 @@ class ResponseFit:
     def predict_interval(self, steps, *, extra_var: float | np.ndarray = 0.0, level: float = 0.8):
         """``(mean, low, high)``: the law at ``steps`` and its two-sided ``level`` interval from the parameter
         covariance (delta method) plus ``extra_var`` (e.g. the noise of the quantity predicted)."""
-        from scipy.special import ndtri      # the normal quantile without importing scipy.stats
+        from ..._quantiles import normal_quantile     # no scipy import on the path of `rlvr-dynamics fit`
 
         steps = np.atleast_1d(np.asarray(steps, dtype=float))
         s = (steps - self.t0) / self._window
@@ -125,7 +125,7 @@ class ResponseFit:
             g = _jacobian(self.law, self._theta, s)
             var = np.einsum("ij,jk,ik->i", g, self._cov, g)
         sd = np.sqrt(np.maximum(var + extra_var, 0.0))
-        z = float(ndtri(0.5 + level / 2))
+        z = normal_quantile(0.5 + level / 2)
         return mean, mean - z * sd, mean + z * sd
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from .figure import MIN_FONT_PT, dynamics_columns, figure_caption, report_figure
 from .html import render_html, write_report
 from .json import to_json
 from .summary import display_status, hyperparameter_rows, run_name_from_path
-from .text import format_report
+from .text import format_report, short_report
 
-__all__ = ["format_report", "to_json", "render_html", "write_report", "report_figure", "figure_caption",
+__all__ = ["format_report", "short_report", "to_json", "render_html", "write_report", "report_figure", "figure_caption",
            "dynamics_columns", "display_status", "hyperparameter_rows", "run_name_from_path", "MIN_FONT_PT"]

@@ -14,8 +14,38 @@ def status_line(status: dict[str, Any] | None) -> str:
     return f"status: {status['state'].upper()}{at} — {status['evidence']}"
 
 
+def short_report(report: dict[str, Any]) -> str:
+    """What ``rlvr-dynamics fit LOG`` prints by default: the status and why, the warning, what to do, the plateau
+    and the forecast, the detectors that fired, and where the rest is (``--details``: :func:`format_report`). Every
+    line comes from the same report as the full one, so the two never disagree."""
+    st = report.get("status") or {}
+    lines = [status_line(st)]
+    if st.get("warning"):
+        lines.append(f"  warning: {st['warning']}")
+    if st.get("action"):
+        lines.append(f"  what to do: {st['action']}")
+    lines.append(f"  {report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
+                 f"steps {report['first_step']}–{report['last_step']})")
+    plateau = report.get("plateau")
+    if plateau and plateau.get("value") is not None:
+        lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
+                     (f": {plateau['note']}" if plateau.get("from") == "status" else f" ({plateau['law']} law)"))
+    for step, value in report.get("forecast", {}).items():
+        iv = report.get("forecast_interval", {}).get(step)
+        lines.append(f"  forecast at step {step}: {value:.4g}" + (f"  [80 %: {iv[0]:.4g}, {iv[1]:.4g}]" if iv else ""))
+    fired = [(name, d) for name, d in (report.get("diagnostics") or {}).items() if d.get("fired")]
+    if fired:
+        lines.append("  detectors that fired: " + "; ".join(
+            f"{name} at step {d['step']}" + (f" ({len(d['events'])} events)" if len(d.get("events", [])) > 1 else "")
+            for name, d in fired))
+    elif report.get("diagnostics"):
+        lines.append("  detectors: none fired")
+    lines.append("  (--details: P1's fits, the response laws, the reading and every detector)")
+    return "\n".join(lines)
+
+
 def format_report(report: dict[str, Any]) -> str:
-    """Human-readable summary of :func:`fit_run`'s report, the status first."""
+    """Human-readable summary of :func:`fit_run`'s report, the status first: everything (``fit --details``)."""
     st = report.get("status") or {}
     lines = [status_line(st)]
     if st.get("warning"):
