@@ -39,13 +39,17 @@ import numpy as np
 from ..grpo.fields import is_callback_field
 
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
-                           _rows_from_console, _rows_from_mlflow, _rows_from_tfevents)
+                           _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
+                           is_trl_console, rows_from_wandb_file, wandb_run_file)
+from ._segments import (BOOKKEEPING as _BOOKKEEPING, StepTable, combine, describe_bad_cells, gap_notes,
+                        segment_note, step_table, to_float as _to_float, untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
                   "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy", "rollout/reward",
                   "train/reward_mean")
 """Reward-column names tried in order when ``reward_column`` is not given (TRL, Unsloth, verl, OpenRLHF, W&B, this
 project)."""
-STEP_COLUMNS = ("step", "global_step", "_step", "train/global_step", "iteration")
+STEP_COLUMNS = ("step", "global_step", "train/global_step", "_step", "iteration")
+"""Step-column names tried in order (any case); the trainer's ``train/global_step`` before W&B's own ``_step``."""
 DIAGNOSTIC_COLUMNS = {
     "entropy": ("entropy", "actor/entropy", "train/entropy", "actor/entropy_loss", "policy_entropy",
                 "train/policy_entropy", "token_entropy", "train/token_entropy"),
@@ -84,6 +88,15 @@ class RunLog:
     """Every numeric column, NaN where a row did not log it."""
     reward_column: str = ""
     """The column used as the training reward."""
+    read_notes: list[str] = field(default_factory=list)
+    """What the reading did beyond reading, one plain-English line each: the segments combined (``3 segments, …:
+    runs/Dec01/… (steps 10–60), …``), a gap in the logged steps larger than the log's usual spacing (``gap: no
+    logged step between 60 and 90 …``), reward cells that gave no value (``3 NaN rewards at steps 40, 50, 60``,
+    ``1 non-numeric reward cell ('n/a') at step 30``; they stay NaN in the series), steps inferred for a console
+    log. Empty when there is nothing to say."""
+    segments: list[dict] = field(default_factory=list)
+    """The sources read, oldest first: ``{"source": str, "first_step": int, "last_step": int}`` each (one for a
+    single file; several for a resumed TRL ``output_dir``, :mod:`._segments`)."""
 
     @property
     def reward(self) -> np.ndarray:
@@ -103,18 +116,6 @@ class RunLog:
         ok = np.isfinite(self.reward)
         return self.steps[ok], self.reward[ok]
 
-
-
-def _to_float(value) -> float:
-    if value is None or value == "":
-        return math.nan
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-    return x if math.isfinite(x) else math.nan
 
 
 def _rows_from_trainer_state(path: Path, data: dict) -> _Rows:
@@ -178,6 +179,7 @@ def _normalise_export(path: Path, rows: _Rows, header: list[str]) -> _Rows:
         name = path.stem
         ren = {h: (name if h.lower() == "value" else h) for h in header}
         out = _Rows([{ren[k]: v for k, v in r.items() if k.lower() != "wall time"} for r in rows], rows.lines)
+        out.single_metric = name
         return out
     data_cols = [h for h in header if h.lower() not in STEP_COLUMNS]
     if data_cols and all(" - " in h for h in data_cols):
@@ -195,9 +197,22 @@ def _normalise_export(path: Path, rows: _Rows, header: list[str]) -> _Rows:
     return rows
 
 
-def _read_rows(path: Path) -> _Rows:
+def _json_document_error(path: Path, text: str, exc: json.JSONDecodeError) -> ValueError:
+    """The error of a JSON document that does not parse: where, and "cut short" when it ends before it closes (a
+    trainer_state.json of a run killed while it was written)."""
+    if exc.pos >= len(text.rstrip()) - 1:
+        return ValueError(f"{path}: the JSON ends at line {exc.lineno} (column {exc.colno}) before the document "
+                          f"closes ({exc.msg}): the file was cut short (a run killed while writing it?); read an "
+                          "earlier checkpoint's trainer_state.json or the run's event files")
+    return ValueError(f"{path}: line {exc.lineno} (column {exc.colno}) is not valid JSON ({exc.msg})")
+
+
+def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
+    """The rows of one file (any format of the module docstring); ``notes`` gets what the reader inferred."""
     if _is_tfevents(path):
         return _rows_from_tfevents(path)
+    if path.suffix == ".wandb":
+        return rows_from_wandb_file(path)
     text = _read_text(path)
     stripped = text.strip()
     if not stripped:
@@ -205,11 +220,17 @@ def _read_rows(path: Path) -> _Rows:
     if "\x00" in text:
         raise ValueError(f"{path}: binary content (NUL bytes); expected a text log")
     if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped):
+        if stripped.startswith("{'"):
+            rows, inferred = _rows_from_trl_console(path, text)
+            if rows:
+                (notes if notes is not None else []).extend(inferred)
+                return rows
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
-            if stripped.startswith("["):
-                raise ValueError(f"{path}: line {exc.lineno} is not valid JSON ({exc.msg})") from None
+            first = stripped.split("\n", 1)[0]
+            if stripped.startswith("[") or not _is_json_object(first):
+                raise _json_document_error(path, stripped, exc) from None
             data = None
         except RecursionError:
             raise ValueError(f"{path}: JSON nested too deeply") from None
@@ -232,7 +253,18 @@ def _read_rows(path: Path) -> _Rows:
         return _mlflow_metric_rows(path, path.name)
     if any(_VERL_STEP.search(ln) for ln in lines[:200]):
         return _rows_from_console(path, text)
+    if is_trl_console(text):
+        rows, inferred = _rows_from_trl_console(path, text)
+        (notes if notes is not None else []).extend(inferred)
+        return rows
     return _rows_from_csv(path, text)
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
 
 
 def _checkpoint_number(p: Path) -> int:
@@ -242,76 +274,96 @@ def _checkpoint_number(p: Path) -> int:
         return -1
 
 
-def _resolve_folder(path: Path) -> tuple[Path, str]:
-    """(file or folder to read, kind) for a folder argument.
+def _folder_sources(path: Path) -> list[tuple[Path, str]]:
+    """The sources of a folder argument, oldest first: ``[(file or folder to read, kind)]``.
 
-    A TRL ``output_dir`` holds both ``checkpoint-N/trainer_state.json`` (written at each save) and, with
-    ``report_to="tensorboard"``, event files under ``runs/<date>/`` (written at every log): the one modified last
-    is read, so a run stopped between two saves, or one without any checkpoint yet, is read to its last logged step.
-    :func:`resolved_source` says which was read."""
-    for name in ("trainer_state.json", "metrics.csv"):
-        if (path / name).is_file():
-            return path / name, "file"
+    - a project run folder (``metrics.csv``), an MLflow run (``metrics/``), a W&B run folder
+      (``files/wandb-history.jsonl`` or ``run-<id>.wandb``): that one log;
+    - a TRL ``output_dir``: its ``trainer_state.json`` (``trainer.save_state()``), the newest
+      ``checkpoint-N/trainer_state.json`` and each TensorBoard event file (in the folder or under ``runs/*/``), by
+      modification time: the segments :mod:`._segments` combines (a resumed run is read whole; a run stopped between
+      two saves to its last logged step).
+    """
+    if (path / "metrics.csv").is_file() and not (path / "trainer_state.json").is_file():
+        return [(path / "metrics.csv", "file")]
+    wandb = wandb_run_file(path)
+    if wandb is not None:
+        return [(wandb, "file")]
+    sources: list[tuple[Path, str]] = []
+    if (path / "trainer_state.json").is_file():
+        sources.append((path / "trainer_state.json", "file"))
     ckpts = sorted((p for p in path.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
                    key=_checkpoint_number)
-    events = sorted(p for p in path.glob("*tfevents*") if p.is_file())
-    if events:
-        return path, "tfevents"
-    run_dirs = sorted({p.parent for p in path.glob("runs/*/*tfevents*") if p.is_file()},
-                      key=lambda d: max(f.stat().st_mtime for f in d.glob("*tfevents*")))
-    if run_dirs and (not ckpts or max(f.stat().st_mtime for f in run_dirs[-1].glob("*tfevents*")) >
-                     (ckpts[-1] / "trainer_state.json").stat().st_mtime):
-        return run_dirs[-1], "tfevents"
     if ckpts:
-        return ckpts[-1] / "trainer_state.json", "file"
+        sources.append((ckpts[-1] / "trainer_state.json", "file"))
+    events = [p for p in path.glob("*tfevents*") if p.is_file()]
+    events += [p for p in path.glob("runs/*/*tfevents*") if p.is_file()]
+    sources += [(p, "tfevents") for p in events]
+    if sources:
+        return sorted(sources, key=lambda s: (s[0].stat().st_mtime, s[1] == "file", str(s[0])))
     if (path / "metrics").is_dir() or (path.name == "metrics" and any(path.iterdir())):
-        return path, "mlflow"
+        return [(path, "mlflow")]
     raise ValueError(f"{path} is a folder without a log: expected trainer_state.json, metrics.csv, "
-                     "checkpoint-*/trainer_state.json, TensorBoard event files or an MLflow metrics/ folder")
+                     "checkpoint-*/trainer_state.json, TensorBoard event files, an MLflow metrics/ folder or a W&B "
+                     "run folder (files/wandb-history.jsonl, run-*.wandb)")
 
 
 def resolved_source(path: str | Path) -> Path:
-    """The file or folder :func:`load_log` reads for ``path`` (a folder resolves by :func:`_resolve_folder`)."""
+    """The file :func:`load_log` reads for ``path``; for a folder of several segments, the newest
+    (:func:`_folder_sources`); the event folder ``runs/<date>`` for an event file in it. ValueError for a folder
+    without a log."""
     path = Path(path)
-    return _resolve_folder(path)[0] if path.is_dir() else path
+    if not path.is_dir():
+        return path
+    src, kind = _folder_sources(path)[-1]
+    return src.parent if kind == "tfevents" and src.parent != path else src
+
+
+def _source_rows(src: Path, kind: str, notes: list[str]) -> _Rows:
+    if kind == "tfevents":
+        return _rows_from_tfevents(src)
+    if kind == "mlflow":
+        return _rows_from_mlflow(src)
+    return _read_rows(src, notes)
 
 
 def load_log(path: str | Path, reward_column: str | None = None, *, min_points: int = 2) -> RunLog:
-    """Read ``path`` (any format of the module docstring) into a :class:`RunLog`.
+    """Read ``path`` (any format of the module docstring) into a :class:`RunLog`; a folder of several segments
+    (a resumed TRL run) is read whole (:mod:`._segments`).
 
     ValueError names the file (and line) and what is wrong: missing file, not UTF-8, no step column, a non-integer
-    step, a repeated step whose rows disagree, no reward column (listing the numeric columns found), or fewer than
-    ``min_points`` logged rewards (2, the fewest a curve fit can use; a reader of partial logs may ask for 1).
+    step, a repeated step whose rows disagree, no reward column (listing the numeric columns found), a reward column
+    without a finite value (naming it and the columns found), a reward beyond ±:data:`REWARD_LIMIT` (naming the step
+    and the value), or fewer than ``min_points`` logged rewards (2, the fewest a curve fit can use; a reader of
+    partial logs may ask for 1).
     """
     path = Path(path)
     if not path.exists():
         raise ValueError(f"log file {path} does not exist")
-    kind = "file"
-    if path.is_dir():
-        path, kind = _resolve_folder(path)
-    if kind == "tfevents":
-        rows = _Rows()
-        for f in sorted(p for p in path.glob("*tfevents*") if p.is_file()):
-            part = _rows_from_tfevents(f)
-            rows.extend(part)
-            rows.lines.extend(part.lines)
-    elif kind == "mlflow":
-        rows = _rows_from_mlflow(path)
-    else:
-        rows = _read_rows(path)
-    if not rows:
-        raise ValueError(f"{path}: no rows")
-    return _build(path, rows, reward_column, min_points)
-
-
-_BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "_runtime", "_timestamp", "timestamp",
-                          "wall_time", "Wall time"})
-"""Columns a repeated step may carry with different values (time stamps, epoch counters): the last one is kept."""
-
-
-def _where(path: Path, rows: _Rows, i: int) -> str:
-    line = rows.lines[i] if i < len(rows.lines) else None
-    return f"{path}: line {line}" if line is not None else f"{path}: entry {i + 1}"
+    sources = _folder_sources(path) if path.is_dir() else [(path, "file")]
+    notes: list[str] = []
+    with_trainer_state = len(sources) > 1 and any(k == "file" for _, k in sources)
+    tables = []
+    for src, kind in sources:
+        rows = _source_rows(src, kind, notes)
+        if kind == "tfevents" and with_trainer_state:      # one name per column beside the trainer's own log
+            rows = _Rows([{untrl_tensorboard_name(k): v for k, v in r.items()} for r in rows], rows.lines)
+        if not rows:
+            if len(sources) > 1:
+                continue                  # an event file that holds no scalar yet (a run just started)
+            raise ValueError(f"{src}: no rows")
+        tables.append(step_table(src, rows, STEP_COLUMNS, _is_doctor_output))
+    if not tables:
+        raise ValueError(f"{path}: no rows in any of {[str(s) for s, _ in sources]}")
+    table = combine(tables)
+    log = _build(table, reward_column, min_points,
+                 single_metric=getattr(rows, "single_metric", None) if len(tables) == 1 else None)
+    log.segments = [{"source": str(t.source), "first_step": int(t.first_step), "last_step": int(t.last_step)}
+                    for t in tables]
+    if len(tables) > 1:
+        notes.insert(0, segment_note(tables, path))
+    log.read_notes = notes + log.read_notes
+    return log
 
 
 DYNAMICS_NAMESPACES = ("train/dynamics/", "dynamics/")
@@ -345,57 +397,83 @@ def _is_doctor_output(name: str) -> bool:
     return False
 
 
-def _build(path: Path, rows: _Rows, reward_column: str | None, min_points: int) -> RunLog:
-    keys = {k for r in rows for k in r if isinstance(k, str)}
+REWARD_LIMIT = 1e12
+"""A reward beyond ± this is refused (a diverged reward model, a unit or logging error): no fit can use it, and the
+arithmetic of one would overflow."""
+
+
+def _aliases(name: str) -> list[str]:
+    """A column's name as the trainer logs it and as TensorBoard and W&B name it (``reward``, ``train/reward``;
+    ``eval_reward``, ``eval/reward``)."""
+    out = [name]
+    if name.startswith("train/"):
+        out.append(name[len("train/"):])
+    else:
+        out.append("train/" + name)
+    if name.startswith("eval_"):
+        out.append("eval/" + name[len("eval_"):])
+    elif name.startswith("eval/"):
+        out.append("eval_" + name[len("eval/"):])
+    return out
+
+
+def _reward_column(table: StepTable, series: dict, keys: set[str], reward_column: str | None,
+                   single_metric: str | None) -> str:
+    """The reward column: the one named (or its TensorBoard/W&B alias), else the first of :data:`REWARD_COLUMNS`
+    the log has, else the one metric of a TensorBoard UI export; never another signal. ValueError when the
+    column has no finite value (naming it, the dropped cells and the columns found) or none is found."""
+    path = table.source
+
+    def empty(name: str) -> ValueError:
+        why = "; ".join(describe_bad_cells(name, table.bad.get(name, {}))) or "every cell is empty"
+        return ValueError(f"{path}: reward column {name!r} has no finite value ({why}); columns found: "
+                          f"{sorted(keys)}; pass reward_column= (--reward-column) one of the numeric columns "
+                          f"{sorted(series)}")
+
+    if reward_column is not None:
+        for name in _aliases(reward_column):
+            if name in series:
+                return name
+        for name in _aliases(reward_column):
+            if name in keys:
+                raise empty(name)
+        raise ValueError(f"{path}: reward_column {reward_column!r} not found; numeric columns: {sorted(series)}")
     lower = {k.lower(): k for k in sorted(keys)}
-    step_key = next((lower[k] for k in STEP_COLUMNS if k in lower), None)
-    if step_key is None:
-        raise ValueError(f"{path}: no step column; expected one of {list(STEP_COLUMNS)} (any case), found "
-                         f"{sorted(keys)[:12]}")
-    merged: dict[int, dict[str, float]] = {}
-    origin: dict[int, int] = {}
-    for i, row in enumerate(rows):
-        if step_key not in row:
-            continue
-        raw = row[step_key]
-        step = _to_float(raw)
-        if not math.isfinite(step) or step != int(step) or abs(step) > 2 ** 53:
-            raise ValueError(f"{_where(path, rows, i)}: invalid {step_key!r} value {raw!r} (an integer step is "
-                             "required)")
-        step = int(step)
-        target = merged.setdefault(step, {})
-        first = origin.setdefault(step, i)
-        for k, v in row.items():
-            if k == step_key or not isinstance(k, str):
-                continue
-            x = _to_float(v) if not isinstance(v, (dict, list)) else math.nan
-            old = target.get(k, math.nan)
-            if math.isfinite(x) and math.isfinite(old) and x != old and _is_doctor_output(k):
-                target[k] = x      # the live doctor's own outputs: its later (final) report supersedes the earlier
-                continue
-            if math.isfinite(x) and math.isfinite(old) and x != old and k not in _BOOKKEEPING:
-                raise ValueError(f"{_where(path, rows, i)}: step {step} is repeated ({_where(path, rows, first)}) "
-                                 f"with a different {k!r} ({old!r} vs {x!r}); a log must have one value per step")
-            if math.isfinite(x) or k not in target:
-                target[k] = x if not (k in _BOOKKEEPING and not math.isfinite(x)) else target.get(k, x)
-    if not merged:
-        raise ValueError(f"{path}: no row has a {step_key!r} value")
+    for c in REWARD_COLUMNS:
+        if c in lower:
+            if lower[c] in series:
+                return lower[c]
+            raise empty(lower[c])
+    if single_metric is not None and single_metric in series:
+        return single_metric          # a one-metric export (TensorBoard UI), named after its file
+    raise ValueError(f"{path}: no reward column among {list(REWARD_COLUMNS)}; pass reward_column= one of "
+                     f"the numeric columns {sorted(series)}")
+
+
+def _build(table: StepTable, reward_column: str | None, min_points: int, *,
+           single_metric: str | None = None) -> RunLog:
+    path, merged = table.source, table.values
     steps = np.array(sorted(merged), dtype=np.int64)
-    names = sorted({k for r in merged.values() for k in r})
+    keys = {k for r in merged.values() for k in r}
+    names = sorted(keys)
     series = {n: np.array([merged[s].get(n, math.nan) for s in steps], dtype=float) for n in names}
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
     series = _with_bare_dynamics_names(series)
-    if reward_column is None:
-        slower = {k.lower(): k for k in series}
-        reward_column = next((slower[c] for c in REWARD_COLUMNS if c in slower), None)
-        if reward_column is None and len(series) == 1 and path.suffix.lower() == ".csv":
-            reward_column = next(iter(series))  # a one-metric export (TensorBoard UI)
-        if reward_column is None:
-            raise ValueError(f"{path}: no reward column among {list(REWARD_COLUMNS)}; pass reward_column= one of "
-                             f"the numeric columns {sorted(series)}")
-    elif reward_column not in series:
-        raise ValueError(f"{path}: reward_column {reward_column!r} not found; numeric columns: {sorted(series)}")
+    reward_column = _reward_column(table, series, keys | set(series), reward_column, single_metric)
     log = RunLog(source=str(path), steps=steps, series=series, reward_column=reward_column)
-    if np.isfinite(log.reward).sum() < min_points:
-        raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values")
+    reward = log.reward
+    huge = np.flatnonzero(np.abs(np.nan_to_num(reward, nan=0.0)) > REWARD_LIMIT)
+    if huge.size:
+        s = int(steps[huge[0]])
+        raise ValueError(f"{table.where.get(s, path)}: column {reward_column!r} at step {s}: value "
+                         f"{float(reward[huge[0]])!r} is beyond ±{REWARD_LIMIT:g} (a diverged reward model, a unit "
+                         f"or logging error?); no fit can use it" +
+                         (f" ({huge.size} such values)" if huge.size > 1 else ""))
+    bad = table.bad.get(reward_column, {})
+    dropped = describe_bad_cells(reward_column, bad)
+    if np.isfinite(reward).sum() < min_points:
+        why = f" ({'; '.join(dropped)})" if dropped else ""
+        raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values{why}")
+    logged = np.isfinite(reward) | np.isin(steps, list(bad))
+    log.read_notes = gap_notes(steps[logged]) + dropped
     return log

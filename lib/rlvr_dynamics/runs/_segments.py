@@ -1,0 +1,231 @@
+"""Rows of one log source → one value per step (:class:`StepTable`), several sources of one run → one log
+(:func:`combine`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`, :func:`gap_notes`,
+:func:`segment_note`).
+
+**Segments.** A TRL ``output_dir`` of a run that was stopped and resumed (``trainer.train(resume_from_checkpoint=…)``)
+holds several sources: the newest ``checkpoint-N/trainer_state.json`` (the whole history up to step N, as the resumed
+runs rebuilt it) and one TensorBoard event file per process under ``runs/<date>/``. They are read as segments, oldest
+first (by modification time), and combined:
+
+- on a step two segments both logged, the newer segment's value wins, column by column;
+- a step an older segment logged at or after the first step of a newer segment, which the newer segment lacks, is
+  dropped: the resumed run redid that part of the run (a killed run's steps after the checkpoint it resumed from);
+- the rest is kept, so a run killed between two saves is read to its last logged step.
+
+When a ``trainer_state.json`` is among the segments, TensorBoard tags are renamed back to the trainer's own names
+(transformers' ``rewrite_logs``: ``train/reward`` → ``reward``, ``eval/reward`` → ``eval_reward``), so both name one
+column.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "_runtime", "_timestamp", "timestamp",
+                         "wall_time", "Wall time"})
+"""Columns a repeated step may carry with different values (time stamps, epoch counters): the last one is kept."""
+
+NAN_WORDS = frozenset({"nan", "-nan", "+nan"})
+INF_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
+
+
+def to_float(value) -> float:
+    """A cell as a float; NaN for an empty, missing, non-numeric or non-finite cell (:func:`cell_problem` says
+    which)."""
+    if value is None or value == "":
+        return math.nan
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return x if math.isfinite(x) else math.nan
+
+
+def cell_problem(value) -> str | None:
+    """Why a non-empty cell gives no finite value: ``"NaN"``, ``"infinite"`` or ``"non-numeric"``; None for a
+    finite number or an empty cell (a step that did not log the column)."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    if isinstance(value, (dict, list)):
+        return "non-numeric"
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        text = str(value).strip().lower()
+        return None if not text else "NaN" if text in NAN_WORDS else "infinite" if text in INF_WORDS else \
+            "non-numeric"
+    if math.isnan(x):
+        return "NaN"
+    return "infinite" if math.isinf(x) else None
+
+
+@dataclass
+class StepTable:
+    """One source's rows merged to one value per step and column."""
+
+    source: Path
+    step_key: str
+    values: dict[int, dict[str, float]]
+    """step → column → value (NaN for a cell that gave no finite value)."""
+    where: dict[int, str]
+    """step → "file: line N" (or "file: entry N") of the step's first row, for error messages."""
+    bad: dict[str, dict[int, tuple[str, object]]] = field(default_factory=dict)
+    """column → step → (problem, raw cell) for the cells :func:`cell_problem` refuses."""
+
+    @property
+    def first_step(self) -> int:
+        return min(self.values)
+
+    @property
+    def last_step(self) -> int:
+        return max(self.values)
+
+
+def where(path: Path, rows, i: int) -> str:
+    line = rows.lines[i] if i < len(rows.lines) else None
+    return f"{path}: line {line}" if line is not None else f"{path}: entry {i + 1}"
+
+
+def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output) -> StepTable:
+    """Merge ``rows`` (a ``_Rows``) to one value per step. ValueError naming the file and line: no step column, a
+    non-integer step, a step repeated with a different value of a measurement (rows of one step with disjoint
+    columns, such as TRL's training and evaluation entries, are merged; :data:`BOOKKEEPING` columns and the live
+    doctor's own outputs keep the later value)."""
+    keys = {k for r in rows for k in r if isinstance(k, str)}
+    lower = {k.lower(): k for k in sorted(keys)}
+    step_key = next((lower[k] for k in step_columns if k in lower), None)
+    if step_key is None:
+        raise ValueError(f"{path}: no step column; expected one of {list(step_columns)} (any case), found "
+                         f"{sorted(keys)[:12]}")
+    merged: dict[int, dict[str, float]] = {}
+    origin: dict[int, int] = {}
+    bad: dict[str, dict[int, tuple[str, object]]] = {}
+    for i, row in enumerate(rows):
+        if step_key not in row:
+            continue
+        raw = row[step_key]
+        step = to_float(raw)
+        if not math.isfinite(step) or step != int(step) or abs(step) > 2 ** 53:
+            raise ValueError(f"{where(path, rows, i)}: invalid {step_key!r} value {raw!r} (an integer step is "
+                             "required)")
+        step = int(step)
+        target = merged.setdefault(step, {})
+        first = origin.setdefault(step, i)
+        for k, v in row.items():
+            if k == step_key or not isinstance(k, str):
+                continue
+            x = to_float(v) if not isinstance(v, (dict, list)) else math.nan
+            if not math.isfinite(x):
+                problem = cell_problem(v)
+                if problem is not None and not math.isfinite(target.get(k, math.nan)):
+                    bad.setdefault(k, {})[step] = (problem, v)
+            old = target.get(k, math.nan)
+            if math.isfinite(x) and math.isfinite(old) and x != old and is_doctor_output(k):
+                target[k] = x      # the live doctor's own outputs: its later (final) report supersedes the earlier
+                continue
+            if math.isfinite(x) and math.isfinite(old) and x != old and k not in BOOKKEEPING:
+                raise ValueError(f"{where(path, rows, i)}: step {step} is repeated ({where(path, rows, first)}) "
+                                 f"with a different {k!r} ({old!r} vs {x!r}); a log must have one value per step")
+            if math.isfinite(x) or k not in target:
+                target[k] = x if not (k in BOOKKEEPING and not math.isfinite(x)) else target.get(k, x)
+            if math.isfinite(x) and k in bad:
+                bad[k].pop(step, None)
+    if not merged:
+        raise ValueError(f"{path}: no row has a {step_key!r} value")
+    return StepTable(path, step_key, merged, {s: where(path, rows, i) for s, i in origin.items()}, bad)
+
+
+def untrl_tensorboard_name(tag: str) -> str:
+    """The trainer's own name of a TensorBoard tag transformers wrote (the inverse of ``rewrite_logs``)."""
+    if tag.startswith("train/"):
+        return tag[len("train/"):]
+    for prefix in ("eval", "test"):
+        if tag.startswith(prefix + "/"):
+            return f"{prefix}_{tag[len(prefix) + 1:]}"
+    return tag
+
+
+def combine(tables: list[StepTable]) -> StepTable:
+    """One table from segments given oldest first (module docstring); its ``source`` is the newest segment's."""
+    if len(tables) == 1:
+        return tables[0]
+    values: dict[int, dict[str, float]] = {}
+    where_: dict[int, str] = {}
+    bad: dict[str, dict[int, tuple[str, object]]] = {}
+    for n, t in enumerate(tables):
+        later = tables[n + 1:]
+        later_first = min((u.first_step for u in later), default=None)
+        for step, row in t.values.items():
+            if later_first is not None and step >= later_first and not any(step in u.values for u in later):
+                continue                       # redone by the resumed run that followed
+            target = values.setdefault(step, {})
+            where_.setdefault(step, t.where[step])
+            for k, x in row.items():
+                cell = t.bad.get(k, {}).get(step)
+                if math.isfinite(x) or cell is not None or k not in target:
+                    target[k] = x              # a newer segment's value (or refused cell) wins
+                    if cell is not None:
+                        bad.setdefault(k, {})[step] = cell
+                    elif k in bad:
+                        bad[k].pop(step, None)
+                    if math.isfinite(x) or cell is not None:
+                        where_[step] = t.where[step]
+    return StepTable(tables[-1].source, tables[-1].step_key, values, where_, bad)
+
+
+def _steps_text(steps: list[int], most: int = 6) -> str:
+    if len(steps) <= most:
+        return ", ".join(map(str, steps))
+    return ", ".join(map(str, steps[:most - 1])) + f", … {steps[-1]}"
+
+
+def describe_bad_cells(column: str, cells: dict[int, tuple[str, object]]) -> list[str]:
+    """One line per kind of dropped cell: ``3 NaN rewards at steps 40, 50, 60``, ``1 non-numeric reward cell
+    ('n/a') at step 30``."""
+    lines = []
+    noun = "reward" if "reward" in column.lower() or column.lower() in ("accuracy", "critic/score/mean") else \
+        f"{column!r} value"
+    for kind in ("NaN", "infinite", "non-numeric"):
+        steps = sorted(s for s, (k, _) in cells.items() if k == kind)
+        if not steps:
+            continue
+        n, at = len(steps), f"at step{'s' if len(steps) > 1 else ''} {_steps_text(steps)}"
+        if kind == "non-numeric":
+            shown = list(dict.fromkeys(str(cells[s][1])[:20] for s in steps))[:3]
+            lines.append(f"{n} non-numeric {noun} cell{'s' if n > 1 else ''} "
+                         f"({', '.join(repr(v) for v in shown)}) {at}")
+        else:
+            lines.append(f"{n} {kind} {noun}{'s' if n > 1 else ''} {at}")
+    return lines
+
+
+def gap_notes(steps: np.ndarray, most: int = 5) -> list[str]:
+    """``gap: no logged step between 60 and 90`` for each spacing larger than 1.5× the median spacing (the log's
+    usual spacing), at most ``most`` lines (then how many more)."""
+    steps = np.asarray(steps)
+    if steps.size < 3:
+        return []
+    d = np.diff(steps)
+    usual = float(np.median(d))
+    at = np.flatnonzero(d > 1.5 * usual)
+    lines = [f"gap: no logged step between {int(steps[i])} and {int(steps[i + 1])} (the log's usual spacing is "
+             f"{usual:g})" for i in at[:most]]
+    if at.size > most:
+        lines.append(f"… and {at.size - most} more gaps")
+    return lines
+
+
+def segment_note(tables: list[StepTable], base: Path) -> str:
+    """``3 segments, the newest wins where they overlap: runs/Dec01/events… (steps 10–60), …``."""
+    def name(p: Path) -> str:
+        try:
+            return str(p.relative_to(base))
+        except ValueError:
+            return str(p)
+    parts = [f"{name(t.source)} (steps {t.first_step}–{t.last_step})" for t in tables]
+    return f"{len(tables)} segments, oldest first, the newest wins where they overlap: " + ", ".join(parts)
