@@ -68,7 +68,7 @@ import rlvr_dynamics.runs as runs
 run = runs.load_committed_run({str(run_dir)!r})
 assert run.refresh_interval == 1
 from rlvr_dynamics.cli import main
-sys.exit(main(['fit', {str(run_dir / 'metrics.csv')!r}, '--json']))
+sys.exit(main(['fit', {str(run_dir / 'metrics.csv')!r}, '--json', '--details']))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -82,7 +82,7 @@ def test_cli_fit_reproduces_the_notebook_fit():
 
     run = runs.load_committed_runs("p1-long")[0]
     notebook_fit = fit_laws(run.log)
-    out = subprocess.run([sys.executable, "-m", "rlvr_dynamics.cli", "fit", str(run.path / "metrics.csv"), "--json"],
+    out = subprocess.run([sys.executable, "-m", "rlvr_dynamics.cli", "fit", str(run.path / "metrics.csv"), "--json", "--details"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     cli = json.loads(out.stdout)

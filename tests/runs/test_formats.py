@@ -323,8 +323,10 @@ def test_cli_reads_the_project_run_config(capsys):
     assert "refresh_interval = 32 read from" in err
     report = json.loads(out)
     assert report["hyperparameters"]["refresh_interval"] == 32
-    # its reward is logged on only 7 steps (the run collapsed to NaN losses): no verdict, so no stability margin
-    assert report["dynamics"]["verdict"] == "undetermined"
+    # its reward is logged on only 7 steps and then turns NaN: it diverged, so its dynamics are not read and no
+    # stability margin is given
+    assert report["status"]["state"] == "diverged"
+    assert report["dynamics"]["verdict"] == "not read"
     assert "stability" not in report["response"]["reading"]
 
 
