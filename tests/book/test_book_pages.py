@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from rlvr_dynamics.book import claims, explorer, markup, pages, registry
+from rlvr_dynamics.verdicts import ledger
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
@@ -103,7 +104,7 @@ def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch
     known["P1-C2"]["changed_after_result"] = [{"date": "2026-11-30", "change": "Threshold moved (issue 9).",
                                                 "verdict_before": "PASS"}]
     known["P1-C3"]["changed_after_result"] = None
-    monkeypatch.setattr(claims, "checklist", lambda: known)
+    monkeypatch.setattr(ledger, "checklist", lambda: known)
     monkeypatch.setattr(markup, "checklist", lambda: known)
     rows = ROWS + [{"id": "P1-C2", "notebook": "demo_page", "verdict": "FAIL", "statement": "s", "measured": 1.0,
                     "reason": "r", "setting": "exact"}]

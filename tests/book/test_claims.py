@@ -7,6 +7,7 @@ import pytest
 
 from rlvr_dynamics.paths import REPO_ROOT, SHARED_DIR
 from rlvr_dynamics.book import claims
+from rlvr_dynamics.verdicts import ledger
 
 SPECS = SHARED_DIR / "papers"
 
@@ -354,7 +355,7 @@ def _ledger_with(monkeypatch, cid, changed, kind=None):
     known[cid]["changed_after_result"] = changed
     if kind:
         known[cid]["kind"] = kind
-    monkeypatch.setattr(claims, "checklist", lambda: known)
+    monkeypatch.setattr(ledger, "checklist", lambda: known)
     return known
 
 

@@ -1,4 +1,4 @@
-"""The GRPO notebooks' verdict rules (rlvr_dynamics.book.grpo_p1_checks, grpo_p2_checks) on synthetic inputs whose
+"""The GRPO notebooks' verdict rules (rlvr_dynamics.verdicts.grpo_p1, grpo_p2) on synthetic inputs whose
 answers are known in closed form, and the link between each decisive verdict and its rule in book/claims.yml."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.book import claims
-from rlvr_dynamics.book import grpo_p1_checks as g1
-from rlvr_dynamics.book import grpo_p2_checks as g2
+from rlvr_dynamics.verdicts import grpo_p1 as g1, grpo_rows
+from rlvr_dynamics.verdicts import grpo_p2 as g2
 
 
 def values(cid):
@@ -33,9 +33,9 @@ def row(**kw):
 
 
 def test_first_step_full_size():
-    assert g1.first_step_full_size("adamw") is True
-    assert g1.first_step_full_size("adamw", "constant_with_warmup") is False
-    assert g1.first_step_full_size("sgd") is False
+    assert grpo_rows.first_step_full_size("adamw") is True
+    assert grpo_rows.first_step_full_size("adamw", "constant_with_warmup") is False
+    assert grpo_rows.first_step_full_size("sgd") is False
 
 
 def test_binding_picks_the_smallest_signed_relative_margin():
@@ -89,7 +89,7 @@ def test_c8_low_power_is_inconclusive_and_collapsed_runs_are_excluded():
 
 
 def test_theory_bound_and_collapse_rule():
-    from rlvr_dynamics.book import grpo_p1_slow_start as ss
+    from rlvr_dynamics.verdicts import grpo_p1_slow_start as ss
     b = ss.theory_slow_start_bound(300, 20.0, 10.0, 0.9)        # mean rise time 30 kept, fast time 10
     assert (b["t_slow"], b["t_fast"]) == (pytest.approx(20.0), pytest.approx(10.0))
     assert 0.05 < b["rho"] < 0.2 and b["bound"] == pytest.approx(math.sqrt(b["rho"]))
@@ -142,15 +142,15 @@ def test_c12_rule_with_the_noise_envelope(overs, dbics, regimes, verdict, rule, 
 
 
 def test_ar1_mean_se_and_the_null_envelope():
-    assert g1.ar1_mean_se(2.0, 0.0, 4) == pytest.approx(1.0)
-    assert g1.ar1_mean_se(1.0, 0.5, 2) == pytest.approx(math.sqrt(1.5 / 2))     # (1 + 2 * (1/2) * phi) / 2
-    null = g1.overshoot_null(np.ones(50), seed=1, n_sim=500)
+    assert grpo_rows.ar1_mean_se(2.0, 0.0, 4) == pytest.approx(1.0)
+    assert grpo_rows.ar1_mean_se(1.0, 0.5, 2) == pytest.approx(math.sqrt(1.5 / 2))     # (1 + 2 * (1/2) * phi) / 2
+    null = grpo_rows.overshoot_null(np.ones(50), seed=1, n_sim=500)
     assert null.shape == (500,) and np.all(null >= 0)          # a mean-zero series has a non-negative maximum
-    np.testing.assert_array_equal(null, g1.overshoot_null(np.ones(50), seed=1, n_sim=500))
+    np.testing.assert_array_equal(null, grpo_rows.overshoot_null(np.ones(50), seed=1, n_sim=500))
     # autocorrelation widens nothing in SE units by itself, but smoothing + AR(1) must still give finite maxima
-    assert np.isfinite(g1.overshoot_null(np.ones(200), phi=0.6, window=25, start=25, n_sim=200)).all()
+    assert np.isfinite(grpo_rows.overshoot_null(np.ones(200), phi=0.6, window=25, start=25, n_sim=200)).all()
     with pytest.raises(ValueError, match="phi"):
-        g1.overshoot_null(np.ones(50), phi=1.0)
+        grpo_rows.overshoot_null(np.ones(50), phi=1.0)
 
 
 def test_c12_inconclusive_when_no_overshoot_is_detectable():
@@ -349,7 +349,7 @@ def test_c9(fit, frac, verdict, rule):
 
 def test_slow_start_power_noise_free_limit():
     # with (almost) no noise the theory's curves pass both parts and a single exponential fails the dBIC part
-    from rlvr_dynamics.book import grpo_p1_slow_start as ss
+    from rlvr_dynamics.verdicts import grpo_p1_slow_start as ss
     b = ss.theory_slow_start_bound(120, 20.0, 10.0, 0.9)
     p = ss.slow_start_power(120, dict(r0=0.2, r_inf=0.8, t_slow=b["t_slow"], t_fast=b["t_fast"]),
                             dict(r0=0.2, r_inf=0.8, timescale=30.0), sigma=1e-4, phi=0.3, bound=b["bound"],

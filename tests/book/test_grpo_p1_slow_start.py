@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr_dynamics.book import claims, grpo_p1_checks as checks
-from rlvr_dynamics.book.grpo_p1_slow_start import relative_margin
+from rlvr_dynamics.book import claims
+from rlvr_dynamics.verdicts import grpo_p1 as checks
+from rlvr_dynamics.verdicts.grpo_p1_slow_start import relative_margin
 
 RULES = {name: claims.rule("P1-C8", name) for name in ("dbic_worst", "slow_start_worst")}
 

@@ -1,4 +1,4 @@
-"""P2-C15's statistics and verdict (rlvr_dynamics.book.p2_collapse_checks) against closed forms."""
+"""P2-C15's statistics and verdict (rlvr_dynamics.verdicts.p2_collapse) against closed forms."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.book import claims
-from rlvr_dynamics.book import p2_collapse_checks as pc
+from rlvr_dynamics.verdicts import p2_collapse as pc
 
 
 def values():

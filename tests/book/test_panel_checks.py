@@ -1,4 +1,4 @@
-"""P1's panel-curve rows (rlvr_dynamics.book.grpo_p1_checks.panel_row, issue 23) on synthetic panel curves whose
+"""P1's panel-curve rows (rlvr_dynamics.verdicts.grpo_p1.panel_row, issue 23) on synthetic panel curves whose
 answers are known: a noise-free three-phase curve, binomial noise of known size, an injected overshoot."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.book import claims
-from rlvr_dynamics.book import grpo_p1_checks as g1
+from rlvr_dynamics.verdicts import grpo_p1 as g1, grpo_rows
 from rlvr_dynamics.grpo.config import RunConfig
 from rlvr_dynamics.grpo.panel import binomial_se, panel_schedule
 from rlvr_dynamics.p1 import laws
@@ -55,14 +55,14 @@ def test_noise_free_three_phase_curve_is_fitted_exactly():
 def test_ceiling_takes_the_larger_noise_estimate():
     y = np.array([0.1, 0.3, 0.2, 0.5, 0.4, 0.6])
     se_small = np.full(6, 0.001)
-    c, vb, vd = g1.panel_noise_ceiling(y, se_small)
+    c, vb, vd = grpo_rows.panel_noise_ceiling(y, se_small)
     assert vb == pytest.approx(1e-6)
     assert vd == pytest.approx(np.var(np.diff(y), ddof=1) / 2)
     assert c == pytest.approx(1 - vd / np.var(y, ddof=1))
     se_big = np.full(6, 0.2)
-    c2, vb2, _ = g1.panel_noise_ceiling(y, se_big)
+    c2, vb2, _ = grpo_rows.panel_noise_ceiling(y, se_big)
     assert c2 == pytest.approx(1 - 0.04 / np.var(y, ddof=1))
-    assert math.isnan(g1.panel_noise_ceiling(np.full(6, 0.5), se_small)[0])
+    assert math.isnan(grpo_rows.panel_noise_ceiling(np.full(6, 0.5), se_small)[0])
 
 
 def test_binomial_noise_gives_the_ceiling_the_issue_expects():

@@ -38,6 +38,7 @@ def test_compact_cpu_scoring_matches_the_default(monkeypatch):
     import trl.trainer.utils as trl_utils
 
     original = trl_utils._use_triton
+    original = getattr(original, "original", original)  # TRL's own, when a test before this one (same process) patched it
     monkeypatch.setattr(trl_utils, "_use_triton", original)  # restored after the test
     assert not original(torch.device("cpu"))  # the default path on CPU scores every position
     lp0, ent0, g0, _ = _fused_outputs(False, monkeypatch)

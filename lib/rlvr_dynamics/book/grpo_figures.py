@@ -56,7 +56,7 @@ def legend_below(fig: Any, handles: Sequence[Any], *, ncol: int = 2) -> Any:
 
 
 def reward_fit_panel(ax: Any, rows: Iterable[dict], colors: Sequence[str] | None = None) -> list[str]:
-    """Per run row (:func:`rlvr_dynamics.book.grpo_p1_checks.run_row`: ``t``, ``y``, ``ys``, ``fit``): the per-step
+    """Per run row (:func:`rlvr_dynamics.verdicts.grpo_p1.run_row`: ``t``, ``y``, ``ys``, ``fit``): the per-step
     reward (light), its rolling mean (thin), the three-phase fit (thick, the run's colour) and the single-exponential
     fit (black dashes, drawn last so it stays visible where the two laws agree). Returns the colours used, in order."""
     colors = list(colors) if colors is not None else list(plotting.SEQUENCE)
@@ -83,7 +83,7 @@ def reward_fit_handles(smooth_window: int, seeds: Iterable[int], colors: Sequenc
 
 
 def panel_fit_panel(ax: Any, rows: Iterable[dict], colors: Sequence[str] | None = None) -> list[str]:
-    """Per panel row (:func:`rlvr_dynamics.book.grpo_p1_checks.panel_row`: ``t``, ``y``, ``se``, ``fit``): the panel
+    """Per panel row (:func:`rlvr_dynamics.verdicts.grpo_p1.panel_row`: ``t``, ``y``, ``se``, ``fit``): the panel
     reward with ±1 binomial SE bars (markers), the three-phase fit drawn on every step (thick, the run's colour) and
     the single-exponential fit (black dashes). Returns the colours used, in order."""
     colors = list(colors) if colors is not None else list(plotting.SEQUENCE)

@@ -224,5 +224,6 @@ def score_completion_tokens_only() -> bool:
         return device.type == "cpu" or original(device)
 
     _use_triton_or_cpu._rlvr_compact_cpu = True
+    _use_triton_or_cpu.original = original            # TRL's own choice (a test restores it)
     trl_utils._use_triton = _use_triton_or_cpu
     return True

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .grpo_p1_checks import Check
+from .check import Check
 
 
 def collapse_step(grid, collapsed, level: float) -> float:

@@ -1,6 +1,6 @@
 """P2-C14 and P2-C10 on committed GRPO runs (notebook ``grpo_p2_alignment``): the statistics and the verdict rules.
 
-Each ``*_verdict`` function returns a :class:`rlvr_dynamics.book.grpo_p1_checks.Check` (verdict, reason and the
+Each ``*_verdict`` function returns a :class:`rlvr_dynamics.verdicts.check.Check` (verdict, reason and the
 deciding statistic with its unit, CI and the name of its rule in ``book/claims.yml``).
 
 * P2-C14 (spec §2.4, Theorem 1): (a) Spearman ρ(batch accuracy, M̂) with a block-bootstrap CI; (b) the share of steps
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .grpo_p1_checks import Check, binding
+from .check import Check, binding
 
 
 def bound_agreement(points: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *, block: int, n_boot: int = 2000,
@@ -185,7 +185,7 @@ def c10_verdict(rows: dict[tuple[str, float], dict], v10: dict, *, min_seeds: in
     decreasing in η over the usable rates (``monotone``) and the decaying schedule's 1 − J at least ``decay_gain``
     times below fixed η = 1e-3's (``decay``); PARTIAL: a plateau at some η but not all of that; FAIL: 1 − J still
     falls (trend CI < 0) at every fixed η; INCONCLUSIVE: < ``min_seeds`` seeds or < 3 rates with the horizon.
-    The deciding statistic is the binding part of the PASS rule (:func:`rlvr_dynamics.book.grpo_p1_checks.binding`)."""
+    The deciding statistic is the binding part of the PASS rule (:func:`rlvr_dynamics.verdicts.check.binding`)."""
     fixed = sorted(((k[1], w) for k, w in rows.items() if k[0] == "fixed"), key=lambda kw: kw[0])
     decay = [w for k, w in rows.items() if k[0] == "decay"]
     usable = [(eta, w) for eta, w in fixed if w["horizon_ok"]]

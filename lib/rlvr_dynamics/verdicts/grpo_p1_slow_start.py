@@ -5,7 +5,7 @@ P1-C8's PASS rule (``book/claims.yml``) is composite: the worst ΔBIC over the i
 evidence row records one deciding statistic, the binding part: the one with the smallest relative margin
 m = (bound − measured)/|bound| (positive on the PASS side, negative when violated), i.e. for a PASS the part closest
 to its bound and otherwise the part that misses it by the most.
-:func:`rlvr_dynamics.book.grpo_p1_checks.binding` applies this margin for every GRPO page (notebook
+:func:`rlvr_dynamics.verdicts.check.binding` applies this margin for every GRPO page (notebook
 ``grpo_p1_slow_start`` among them); :func:`relative_margin` states it for one ``<`` / ``<=`` rule of the ledger.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ def relative_margin(rule: dict, measured: float) -> float:
 
 def slow_start_ratio(t, curve) -> float:
     """R'(0)/max R' of a curve sampled on the grid ``t``, slopes by ``numpy.gradient`` (the first one a forward
-    difference), as :func:`rlvr_dynamics.book.grpo_p1_checks.run_row` reads the three-phase fit."""
+    difference), as :func:`rlvr_dynamics.verdicts.grpo_p1.run_row` reads the three-phase fit."""
     import numpy as np
 
     slope = np.abs(np.gradient(np.asarray(curve, float), np.asarray(t, float)))
@@ -123,7 +123,7 @@ def slow_start_power(n_steps: int, theory: dict, single: dict, *, sigma: float, 
 
 def power_inputs(row: dict, momentum: float) -> dict:
     """The simulation inputs of :func:`slow_start_power` for one judged run (a
-    :func:`rlvr_dynamics.book.grpo_p1_checks.run_row` dict): the theory's law (R0, R∞ of the run's three-phase fit,
+    :func:`rlvr_dynamics.verdicts.grpo_p1.run_row` dict): the theory's law (R0, R∞ of the run's three-phase fit,
     times :func:`theory_times`), the run's single-exponential fit, and σ, φ (clipped to [0, 0.95]) of the three-phase
     fit's residuals."""
     import numpy as np

@@ -1,0 +1,198 @@
+"""One verdict per claim from its evidence rows, by the headline rule of 2026-12-01 (``book/claims.yml`` header).
+
+Each evidence row names its **setting** (:data:`~.ledger.SETTINGS`: paper, testbed, exact, context). Several
+notebooks may give rows for one claim; :func:`claim_verdicts` turns them into **one headline verdict per claim** and
+a claim × setting matrix (:func:`headline`: decisive rows decide, the weakest; INCONCLUSIVE only when no decisive row
+exists; existence claims take the strongest; context never decides; CONSISTENT never counts as PASS), and says
+beside it whether the criterion was fixed before the result or amended after it (:func:`criterion_provenance`). The
+scorecard, each page's results box and its badges all read these functions.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import ledger
+from .ledger import CLAIM_KINDS, DECISIVE_ORDER, NOT_TESTED, SETTINGS, VERDICTS, claim_sort_key
+
+def criterion_provenance(claim_id: str, rows: list[dict[str, Any]], verdict: str | None = None
+                         ) -> dict[str, Any]:
+    """Whether the headline verdict of ``claim_id`` rests on a criterion fixed before the result or amended after
+    it: the one function every page (results box, scorecard, landing page, claims appendix) reads.
+
+    ``rows`` are the claim's evidence rows (as :func:`claim_verdicts` gets them); ``verdict`` is its headline now
+    (computed from ``rows`` when omitted). Returns ``{"amended", "amendments", "dates", "first_verdict",
+    "verdict"}``: ``amendments`` as :func:`amendments` returns them, each with ``verdict_before`` resolved (an entry
+    with ``kind_before`` gets the headline of ``rows`` under that kind; ``"unchanged"`` takes the verdict after the
+    change); ``first_verdict`` is the verdict under the first rule, when it was applied (``None`` when the criterion
+    was never amended); ``verdict`` the headline now.
+    """
+    entry = ledger.checklist()[claim_id]
+    kind = entry.get("kind") or "universal"
+    now = verdict if verdict is not None else headline(rows, kind)[0]
+    items = ledger.amendments(claim_id)
+    resolved: list[dict[str, Any]] = []
+    for item in items:
+        out = dict(item)
+        if item.get("kind_before") is not None:
+            out["verdict_before"] = headline(rows, item["kind_before"])[0]
+            out["computed"] = True
+        resolved.append(out)
+    # "unchanged": the verdict after the change, i.e. the next entry's verdict before it, else the verdict now
+    for k in range(len(resolved) - 1, -1, -1):
+        if resolved[k]["verdict_before"] == "unchanged":
+            resolved[k]["verdict_before"] = resolved[k + 1]["verdict_before"] if k + 1 < len(resolved) else now
+    return {"amended": bool(resolved), "amendments": resolved,
+            "dates": list(dict.fromkeys(a["date"] for a in resolved)),
+            "first_verdict": resolved[0]["verdict_before"] if resolved else None, "verdict": now}
+
+
+
+
+def row_setting(row: dict[str, Any]) -> str:
+    """The setting of an evidence row (:data:`SETTINGS`): its own ``setting``; else ``context`` for a context row,
+    ``paper`` for the pretrained-LLM notebook (``grpo_smollm``), ``testbed`` for the other ``grpo_*`` notebooks
+    and ``exact`` for the rest."""
+    if row.get("setting"):
+        return row["setting"]
+    if row.get("context"):
+        return "context"
+    nb = str(row.get("notebook") or "")
+    if nb.startswith("grpo_smollm"):
+        return "paper"
+    return "testbed" if nb.startswith("grpo_") else "exact"
+
+
+def count_once(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Headline rule (4): rows sharing a ``phenomenon`` key count once (the first of them, in input order)."""
+    seen, out = set(), []
+    for r in rows:
+        key = r.get("phenomenon")
+        if key:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(r)
+    return out
+
+
+def headline(rows: list[dict[str, Any]], kind: str = "universal") -> tuple[str, dict[str, Any] | None]:
+    """The headline verdict of a set of evidence rows of one claim, and the row that decides it.
+
+    The rule of 2026-12-01 (``book/claims.yml`` header): context rows never decide; rows sharing a ``phenomenon``
+    count once; (1) decisive rows (PASS / PARTIAL / FAIL) decide, the weakest of them; (3) for ``kind ==
+    "existence"`` the strongest; (2) INCONCLUSIVE decides only when no decisive row exists; (5) then CONSISTENT
+    (never PASS), then N/A; no in-scope row gives :data:`NOT_TESTED`. The decider is the first row, in input order,
+    with the deciding verdict. The same function decides a page's results box, its badges, the claim × setting
+    matrix and the scorecard.
+    """
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"kind {kind!r} must be one of {CLAIM_KINDS}")
+    scoped = count_once([r for r in rows if row_setting(r) != "context"])
+    decisive = [r for r in scoped if r["verdict"] in DECISIVE_ORDER]
+    if decisive:
+        pick = max if kind == "existence" else min
+        verdict = pick((r["verdict"] for r in decisive), key=DECISIVE_ORDER.index)
+    else:
+        verdict = next((v for v in ("INCONCLUSIVE", "CONSISTENT", "N/A") if any(r["verdict"] == v for r in scoped)),
+                       NOT_TESTED)
+    decider = next((r for r in scoped if r["verdict"] == verdict), None)
+    return verdict, decider
+
+
+
+
+def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One headline verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
+
+    ``rows`` are evidence rows as :func:`rlvr_dynamics.book.markup.load_verdicts` returns them (each
+    ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, kind,
+    same_phenomenon_as, statement, criterion, scope, changed_after_result, provenance, verdict, measured, ci, unit,
+    decider, reason, evidence, by_setting, by_page``:
+
+    - ``verdict``: the headline (:func:`headline` over all rows of the claim);
+    - ``provenance``: :func:`criterion_provenance` (fixed before the result, or amended after it: when, what, and
+      the verdict under the first rule), what every page says beside the verdict;
+    - ``decider``: the deciding row (``None`` when NOT TESTED); ``measured``, ``ci`` and ``unit`` are its;
+    - ``by_setting``: ``{setting: verdict}`` for each setting with rows (:func:`headline` over that setting's rows;
+      the ``context`` cell uses the context rows as if in scope, and is shown, never counted);
+    - ``by_page``: ``{notebook: {setting: verdict}}``, the same function over one page's rows per setting: what the
+      page's results box and badges show;
+    - ``evidence``: all input rows of the claim (context included, input order), each with its notebook and
+      ``setting`` filled in by :func:`row_setting`.
+    """
+    known = ledger.checklist()
+    by_id: dict[str, list[dict[str, Any]]] = {cid: [] for cid in known}
+    for row in rows:
+        if row.get("id") not in by_id:
+            raise ValueError(f"evidence row for unknown claim id {row.get('id')!r} "
+                             f"(notebook {row.get('notebook')!r})")
+        if row.get("verdict") not in VERDICTS:
+            raise ValueError(f"evidence row {row['id']} from {row.get('notebook')!r}: verdict "
+                             f"{row.get('verdict')!r} is not one of {VERDICTS}")
+        by_id[row["id"]].append({**row, "setting": row_setting(row)})
+
+    def cell(rs: list[dict[str, Any]], kind: str, setting: str) -> str:
+        if setting == "context":                       # shown as if in scope; never counted in the headline
+            rs = [{**r, "setting": "exact"} for r in rs]
+        return headline(rs, kind)[0]
+
+    out = []
+    for cid in sorted(known, key=claim_sort_key):
+        entry = known[cid]
+        kind = entry.get("kind") or "universal"
+        evidence = by_id[cid]
+        verdict, decider = headline(evidence, kind)
+        n_context = sum(r["setting"] == "context" for r in evidence)
+        if decider is not None:
+            notes = []
+            scoped = [r for r in evidence if r["setting"] != "context"]
+            if len(scoped) > 1:
+                rule_name = ("strongest decisive row (existence claim)" if kind == "existence"
+                             and verdict in DECISIVE_ORDER else "weakest decisive row" if verdict in DECISIVE_ORDER
+                             else "no decisive row")
+                notes.append(f"{rule_name} of {len(scoped)} in-scope rows")
+            if verdict == "CONSISTENT":
+                notes.append("a by-construction check only, not evidence for PASS")
+            if n_context:
+                notes.append(f"{n_context} context row{'s' if n_context > 1 else ''} not counted")
+            why = decider.get("reason") or ""
+            reason = f"{decider.get('notebook')} ({decider['setting']}): {why}" if why else str(decider.get("notebook"))
+            if notes:
+                reason += f" [{'; '.join(notes)}]"
+        else:
+            reason = (f"only context rows ({n_context}): no test of the paper's algorithm in the claim's scope"
+                      if n_context else "no notebook records this claim")
+        settings = [s for s in SETTINGS if any(r["setting"] == s for r in evidence)]
+        pages = list(dict.fromkeys(r.get("notebook") for r in evidence))
+        out.append({
+            "id": cid,
+            "paper": entry["paper"],
+            "kind": kind,
+            "same_phenomenon_as": entry.get("same_phenomenon_as"),
+            "statement": entry.get("paper_statement") or entry.get("statement"),
+            "criterion": entry.get("criterion"),
+            "scope": entry.get("scope"),
+            "changed_after_result": entry.get("changed_after_result"),
+            "provenance": criterion_provenance(cid, evidence, verdict),
+            "verdict": verdict,
+            "decider": decider,
+            "measured": decider.get("measured") if decider else None,
+            "ci": decider.get("ci") if decider else None,
+            "unit": decider.get("unit", "") if decider else "",
+            "reason": reason,
+            "evidence": list(evidence),
+            "by_setting": {s: cell([r for r in evidence if r["setting"] == s], kind, s) for s in settings},
+            "by_page": {nb: {s: cell([r for r in evidence if r.get("notebook") == nb and r["setting"] == s], kind, s)
+                             for s in SETTINGS if any(r.get("notebook") == nb and r["setting"] == s
+                                                      for r in evidence)}
+                        for nb in pages},
+        })
+    return out
+
+
+def counted_once(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Headline rule (4) across claims: a claim whose ``same_phenomenon_as`` names another claim with the same
+    headline verdict is left out of the totals (the two measure one phenomenon on one experiment)."""
+    by_id = {v["id"]: v for v in verdicts}
+    return [v for v in verdicts if not (v.get("same_phenomenon_as") in by_id
+                                        and by_id[v["same_phenomenon_as"]]["verdict"] == v["verdict"])]
