@@ -163,7 +163,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError("--json, --html and --png take one LOG")
         return _cmd_many(many, args)
     args.log = args.log[0]
-    from ..runs.hyperparams import hyperparameters_beside, merge
+    from ..runs.hyperparams import hyperparameters_beside, logged_learning_rate, merge, with_logged_learning_rate
 
     if args.momentum is not None and args.refresh_interval is None:
         raise ValueError("--momentum needs --refresh-interval (K_ref = steps_per_generation × num_iterations); "
@@ -171,25 +171,32 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     log = load_log(args.log, reward_column=args.reward_column)
     from pathlib import Path
 
-    if Path(args.log).is_dir():   # a folder: say which of its logs was read (TRL: the newer of checkpoint and events)
-        print(f"rlvr-dynamics fit: read {log.source}", file=sys.stderr)
+    if Path(args.log).is_dir():   # a folder: say which of its logs was read (a resumed TRL run: every segment)
+        print(f"rlvr-dynamics fit: read {log.source}" if len(log.segments) < 2 else
+              f"rlvr-dynamics fit: read {len(log.segments)} segments of {args.log} (the report names them)",
+              file=sys.stderr)
     flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None,
              "num_generations": None}
     hp, notes = merge(flags, hyperparameters_beside(log.source, args.log) if not args.no_config else {})
-    for note in notes:
-        print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     try:
         built = build_report(log, reward_bounds=_reward_bounds(args),
                              momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
                              refresh_interval=hp["refresh_interval"],
                              forecast_steps=args.forecast or [default_forecast_step(log.reward_curve()[0])],
                              p1_laws=args.details and not args.quick, stop=stop_record(args.log, log.source))
-        built.hyperparameters = {**hp, "notes": notes}
-        report = built.to_dict()
     except ValueError:
         raise
     except Exception as exc:  # a log that loads but breaks a fit is still the log's problem: one line, exit 2
         raise ValueError(f"{log.source}: could not be fitted ({type(exc).__name__}: {exc})") from None
+    at = (built.status or {}).get("step")          # η where the status is decided (a collapse's step), else the end
+    hp, notes = with_logged_learning_rate(hp, notes, logged_learning_rate(log, int(log.steps[-1]) if at is None
+                                                                          else int(at)),
+                                          given=flags["learning_rate"] is not None)
+    for note in notes:
+        print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
+    built.hyperparameters = {**hp, "notes": notes}
+    built.read_notes, built.segments = list(log.read_notes), list(log.segments)
+    report = built.to_dict()
     if args.html or args.png:
         from .render.html import write_report
 
@@ -205,16 +212,19 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def add_fit_subcommand(sub) -> None:
     """Register ``fit`` on the top-level ``rlvr-dynamics`` parser."""
     p = sub.add_parser("fit", help="fit, forecast and diagnose a GRPO training log",
-                       description="LOG: a TRL trainer_state.json; a TRL output_dir (read from whichever of its "
-                                   "latest checkpoint-N/trainer_state.json and its TensorBoard event files under "
-                                   "runs/ was written last: a run stopped between two saves is read to its last "
-                                   "logged step; stderr names the file read) or checkpoint folder; TensorBoard event "
+                       description="LOG: a TRL trainer_state.json; a TRL output_dir (every segment of a resumed "
+                                   "run, combined: its TensorBoard event files under runs/ and its latest "
+                                   "checkpoint-N/trainer_state.json, the one written last winning where they "
+                                   "overlap: a run stopped between two saves is read to its last logged step; the "
+                                   "report names the segments and any gap) or checkpoint folder; TensorBoard event "
                                    "files (events.out.tfevents.*) or a folder of them; a CSV with a step column "
                                    "(project metrics.csv, W&B or TensorBoard UI export); JSON Lines (verl file "
-                                   "logger); a verl console log; or an MLflow run folder / metric file. Learning "
-                                   "rate, momentum, K_ref and num_generations are read from the files the trainer "
-                                   "leaves beside the log read (training_args.bin, the TensorBoard 'args' text, a "
-                                   "config), unless --no-config.")
+                                   "logger); a verl or TRL/accelerate console log (a SLURM .out file); a W&B run "
+                                   "folder (wandb/offline-run-*); or an MLflow run folder / metric file. The "
+                                   "learning rate is the logged one (learning_rate column) at the status step where "
+                                   "the log has it; it, momentum, K_ref and num_generations are otherwise read from "
+                                   "the files the trainer leaves beside the log read (training_args.bin, the "
+                                   "TensorBoard 'args' text, a config), unless --no-config.")
     p.add_argument("log", nargs="*", help="path to the log file or folder; several, or a folder of logs: one line "
                                           "per run")
     p.add_argument("--reward-column", help="column to fit (default: first of reward, critic/score/mean, …)")

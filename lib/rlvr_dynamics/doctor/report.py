@@ -55,6 +55,11 @@ class Report:
     """Every detector's :meth:`~rlvr_dynamics.doctor.detectors.Detection.to_dict` (None: not run)."""
     hyperparameters: dict[str, Any] | None = None
     """η, μ, K_ref used and where they were read (``rlvr-dynamics fit`` sets it; None: not given)."""
+    read_notes: list[str] | None = None
+    """What reading the log did beyond reading (:attr:`~rlvr_dynamics.runs.logs.RunLog.read_notes`: the segments
+    combined, gaps, dropped reward cells, inferred steps; ``rlvr-dynamics fit`` sets it; None: not given)."""
+    segments: list[dict[str, Any]] | None = None
+    """The sources read, oldest first (:attr:`~rlvr_dynamics.runs.logs.RunLog.segments`; None: not given)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as ``fit --json`` gives it (before :func:`to_jsonable`)."""
@@ -62,6 +67,10 @@ class Report:
         out.update({"source": self.source, "reward_column": self.reward_column,
                                "n_points": self.n_points, "first_step": self.first_step,
                                "last_step": self.last_step, "reward_bounds": self.reward_bounds})
+        if self.segments is not None:
+            out["segments"] = self.segments
+        if self.read_notes is not None:
+            out["read_notes"] = self.read_notes
         if self.fits is not None:
             out.update(fits=self.fits, preferred_law=self.preferred_law, delta_aic=self.delta_aic,
                        delta_bic=self.delta_bic, features=self.features)

@@ -57,8 +57,8 @@ book's "Diagnose a run" page, ``book/doctor_fields.md``); ``dynamics/flag/<detec
 that finds a new event); NaN and ±inf are logged as they are. The doctor's last report goes into the last logged row
 when training ends there (``max_steps`` reached or a stop), else into a row of its own at the final step; never twice
 at one step. With ``RunDoctor(stop_on_instability=True)`` training stops at the logged row where the doctor's stop
-rule fires, and says why: one printed line, ``dynamics/stop`` and ``dynamics/stop_reason`` in the log, a checkpoint
-at that step and ``<output_dir>/doctor_stop.json``.
+rule fires, and says why: ``dynamics/stop``, ``dynamics/stop_reason``, a checkpoint, ``<output_dir>/doctor_stop.json``.
+Each status change is printed as one line in words above any progress bar (:mod:`rlvr_dynamics.grpo.console`).
 
 One callback (and one ``RunDoctor``) per trainer: a callback, or a doctor, that already followed one trainer refuses a
 second one at ``on_train_begin`` (its running sums, rollout capture and doctor rows belong to the first run).
@@ -74,7 +74,9 @@ the realised direction w_k is Adam's preconditioned step (the theory's η·w_k w
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -82,6 +84,7 @@ import torch
 from transformers import TrainerCallback
 
 from . import _trl_compat as trl_compat
+from .console import StatusConsole
 from .fields import CALLBACK_FIELDS, DYNAMICS_PREFIX, GAP_FIELDS, GROUP_FIELDS, RATIO_FIELDS, bare_name
 from .logprob_changes import all_reduce, group_gap_sums, sequence_logprobs
 from .rng import isolated_rng
@@ -151,8 +154,7 @@ class GRPODynamicsCallback(TrainerCallback):
         self._fresh: dict[str, Any] | None = None
         self._inputs: list[dict[str, Any]] | None = None
         self.cumulative_gap_alignment_fresh = 0.0
-        self._stopped = False
-        self._in_final_log = False
+        self._stopped, self._in_final_log, self._console = False, False, StatusConsole()
         self.trainer = None
         self._batch: dict[str, Any] | None = None
         self._all_rewards: torch.Tensor | None = None
@@ -445,6 +447,8 @@ class GRPODynamicsCallback(TrainerCallback):
         stop = all_reduce(self.trainer, [float(bool(self.doctor.should_stop))], "max")[0] > 0  # all stop together
         if stop and not self._stopped:
             out.update(self._stop(args, state, control))
+        elif state.is_world_process_zero:      # a status change: one line in words (grpo.console)
+            self._console.update(state.global_step, getattr(self.doctor, "status", None))
         if control.should_training_stop and hasattr(self.doctor, "finish"):
             # the run's last logged row (max_steps reached, or a stop): the last report goes here, so on_train_end
             # has nothing left to log at this step (a second entry at one step, with the report's one-report flags
@@ -463,24 +467,19 @@ class GRPODynamicsCallback(TrainerCallback):
             last.update(out)
 
     def _stop(self, args, state, control) -> dict[str, Any]:
-        """Stop training at this step and say why: one printed line (main process), ``dynamics/stop`` = 1 and
+        """Stop training at this step and say why: one console line (main process), ``dynamics/stop`` = 1 and
         ``dynamics/stop_reason`` (text) in the log, a checkpoint saved at this step, and
         ``<output_dir>/doctor_stop.json`` (rule, step, the numbers that fired it)."""
-        import json
-        from pathlib import Path
-
         from .._io import atomic_write_text
 
-        self._stopped = True
-        control.should_training_stop = True
-        control.should_save = True
-        reason = dict(getattr(self.doctor, "stop_reason", None) or {})
-        reason.setdefault("step", int(state.global_step))
-        reason.setdefault("rule", "dynamical_instability")
-        text = reason.get("text") or f"{reason['rule']} at step {reason['step']}"
-        reason["text"] = text
-        if state.is_world_process_zero:
-            print(f"rlvr-dynamics: stopping training at step {state.global_step}: {text}", flush=True)
+        self._stopped = control.should_training_stop = control.should_save = True
+        reason = {"step": int(state.global_step), "rule": "dynamical_instability",
+                  **(getattr(self.doctor, "stop_reason", None) or {})}
+        text = reason["text"] = reason.get("text") or f"{reason['rule']} at step {reason['step']}"
+        if state.is_world_process_zero:      # the status says why for a collapse or a blow-up; else the rule does
+            self._console.update(state.global_step, getattr(self.doctor, "status", None), stopping=True,
+                                 checkpoint=f"checkpoint-{state.global_step}",
+                                 reason=None if reason["rule"] in ("collapse", "diverged") else text)
             atomic_write_text(Path(args.output_dir) / "doctor_stop.json",
                               json.dumps({**reason, "stopped_at_step": int(state.global_step)}, indent=1,
                                          default=float) + "\n")

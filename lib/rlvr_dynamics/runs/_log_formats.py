@@ -4,7 +4,6 @@ neither TensorFlow nor tensorboard is needed). Each returns rows with their sour
 """
 from __future__ import annotations
 
-import math
 import re
 import struct
 from pathlib import Path
@@ -16,6 +15,8 @@ class _Rows(list):
     def __init__(self, rows=(), lines=None):
         super().__init__(rows)
         self.lines = list(lines) if lines is not None else [None] * len(self)
+        self.start_time: float | None = None
+        """When the source began (an event file's first wall time, seconds since the epoch), where it says."""
 
 
 def _read_text(path: Path) -> str:
@@ -308,7 +309,9 @@ def _rows_from_tfevents(path: Path) -> _Rows:
         step, values = None, {}
         try:
             for num, wt, v in _fields(body):
-                if num == 2 and wt == 0:
+                if num == 1 and wt == 1 and rows.start_time is None:
+                    rows.start_time = struct.unpack("<d", v)[0]      # the file's first wall time: when its run began
+                elif num == 2 and wt == 0:
                     step = v - (1 << 64) if v >= 1 << 63 else v
                 elif num == 5 and wt == 2:
                     for snum, swt, sv in _fields(v):

@@ -1,15 +1,24 @@
 """Rows of one log source → one value per step (:class:`StepTable`), several sources of one run → one log
-(:func:`combine`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`, :func:`gap_notes`,
-:func:`segment_note`).
+(:func:`order`, :func:`combine`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`,
+:func:`gap_notes`, :func:`segment_note`).
 
 **Segments.** A TRL ``output_dir`` of a run that was stopped and resumed (``trainer.train(resume_from_checkpoint=…)``)
-holds several sources: the newest ``checkpoint-N/trainer_state.json`` (the whole history up to step N, as the resumed
-runs rebuilt it) and one TensorBoard event file per process under ``runs/<date>/``. They are read as segments, oldest
-first (by modification time), and combined:
+holds several sources: one TensorBoard event file per ``train()`` call under ``runs/<date>/`` (each from the step its
+run started at), the newest ``checkpoint-N/trainer_state.json`` (the history up to step N, as the run that saved it
+had it) and ``trainer_state.json`` (``trainer.save_state()``). They are read as segments and put in the order they were
+written (:func:`order`), from what the files say, not from their modification times (a copied folder has new ones):
+
+- an event file by its first wall time (when its run began);
+- a ``trainer_state.json`` right after the latest-begun event file that agrees with it at the last step they share
+  (the run that saved it); by modification time only when no event file agrees with it.
+
+They are combined (:func:`combine`), oldest first:
 
 - on a step two segments both logged, the newer segment's value wins, column by column;
-- a step an older segment logged at or after the first step of a newer segment, which the newer segment lacks, is
-  dropped: the resumed run redid that part of the run (a killed run's steps after the checkpoint it resumed from);
+- a step an older segment logged that a newer segment covers but lacks is dropped: an event file covers every step
+  from its first on (the run it records started there: a killed run's steps after the checkpoint the next run resumed
+  from were redone), a ``trainer_state.json`` the steps from its first to its last (every step from its first on
+  when it disagrees with an older event file: a newer run, without event files, redid those steps);
 - the rest is kept, so a run killed between two saves is read to its last logged step.
 
 When a ``trainer_state.json`` is among the segments, TensorBoard tags are renamed back to the trainer's own names
@@ -76,6 +85,14 @@ class StepTable:
     """step → "file: line N" (or "file: entry N") of the step's first row, for error messages."""
     bad: dict[str, dict[int, tuple[str, object]]] = field(default_factory=dict)
     """column → step → (problem, raw cell) for the cells :func:`cell_problem` refuses."""
+    kind: str = "file"
+    """``"events"`` for a TensorBoard event file, else ``"file"``."""
+    open_ended: bool = False
+    """Whether it covers every step from its first on (:func:`order`): an event file, or a ``trainer_state.json``
+    that redid steps an older event file logged (else it covers its first to its last step)."""
+    start: float = 0.0
+    """When the source was written (seconds since the epoch): an event file's first wall time, else the file's
+    modification time; :func:`order` uses it where the contents do not say."""
 
     @property
     def first_step(self) -> int:
@@ -150,8 +167,53 @@ def untrl_tensorboard_name(tag: str) -> str:
     return tag
 
 
+def _agrees(a: StepTable, b: StepTable, step: int) -> bool:
+    """Whether ``a`` and ``b`` logged ``step`` with the same values (within float32 rounding: TensorBoard keeps 32
+    bits) on at least one measurement they share."""
+    ra, rb = a.values.get(step), b.values.get(step)
+    if ra is None or rb is None:
+        return False
+    shared = [k for k in ra if k in rb and k not in BOOKKEEPING and math.isfinite(ra[k]) and math.isfinite(rb[k])]
+    return bool(shared) and all(abs(ra[k] - rb[k]) <= 1e-6 * max(abs(ra[k]), abs(rb[k])) + 1e-30 for k in shared)
+
+
+def _latest_shared(a: StepTable, b: StepTable) -> int | None:
+    shared = [step for step in a.values if step in b.values]
+    return max(shared) if shared else None
+
+
+def order(tables: list[StepTable]) -> list[StepTable]:
+    """The segments in the order they were written, oldest first (module docstring).
+
+    Event files by their first wall time. Each other source (a ``trainer_state.json``) right after the latest-begun
+    event file that agrees with it at the last step they share (the run that saved it: it covers its own steps
+    only, so that run's steps after the save are kept), else by its modification time; placed so, and disagreeing
+    with an event file before it at a shared step, it is a newer run that redid those steps, and covers every step
+    from its first on (``open_ended``)."""
+    out = sorted((t for t in tables if t.kind == "events"), key=lambda t: (t.start, str(t.source)))
+    for s in sorted((t for t in tables if t.kind != "events"), key=lambda t: (t.last_step, t.start)):
+        at = next((i for i in range(len(out) - 1, -1, -1) if out[i].kind == "events" and
+                   _latest_shared(out[i], s) is not None and _agrees(out[i], s, _latest_shared(out[i], s))), None)
+        if at is None:
+            at = max((i for i, t in enumerate(out) if t.start <= s.start), default=-1)
+            s.open_ended = any(t.kind == "events" and _latest_shared(t, s) is not None and
+                               not _agrees(t, s, _latest_shared(t, s)) for t in out[:at + 1])
+        at += 1
+        while at < len(out) and out[at].kind != "events":
+            at += 1
+        out.insert(at, s)
+    return out
+
+
+def _covers(t: StepTable, step: int) -> bool:
+    """Whether segment ``t`` speaks for ``step`` (module docstring): an event file from its first step on, another
+    source from its first to its last (unless :func:`order` found it open-ended)."""
+    return step >= t.first_step and (t.open_ended or step <= t.last_step)
+
+
 def combine(tables: list[StepTable]) -> StepTable:
-    """One table from segments given oldest first (module docstring); its ``source`` is the newest segment's."""
+    """One table from segments given oldest first (:func:`order`, module docstring); its ``source`` is the newest
+    segment's."""
     if len(tables) == 1:
         return tables[0]
     values: dict[int, dict[str, float]] = {}
@@ -159,10 +221,9 @@ def combine(tables: list[StepTable]) -> StepTable:
     bad: dict[str, dict[int, tuple[str, object]]] = {}
     for n, t in enumerate(tables):
         later = tables[n + 1:]
-        later_first = min((u.first_step for u in later), default=None)
         for step, row in t.values.items():
-            if later_first is not None and step >= later_first and not any(step in u.values for u in later):
-                continue                       # redone by the resumed run that followed
+            if any(_covers(u, step) and step not in u.values for u in later):
+                continue                       # redone by a run that followed
             target = values.setdefault(step, {})
             where_.setdefault(step, t.where[step])
             for k, x in row.items():
@@ -175,7 +236,8 @@ def combine(tables: list[StepTable]) -> StepTable:
                         bad[k].pop(step, None)
                     if math.isfinite(x) or cell is not None:
                         where_[step] = t.where[step]
-    return StepTable(tables[-1].source, tables[-1].step_key, values, where_, bad)
+    return StepTable(tables[-1].source, tables[-1].step_key, values, where_, bad, tables[-1].kind,
+                     tables[-1].open_ended, tables[-1].start)
 
 
 def _steps_text(steps: list[int], most: int = 6) -> str:

@@ -277,3 +277,64 @@ def merge(flags: dict[str, Any], found: dict[str, Any]) -> tuple[dict[str, Any],
         notes.append("warning: no momentum μ (pass --momentum): the stability margin is reported, the curvature ηK "
                      "is not")
     return values, notes
+
+
+def logged_learning_rate(log, step: int | None = None) -> dict[str, Any] | None:
+    """η as the run logged it: the value of its learning-rate column (the first of
+    ``DIAGNOSTIC_COLUMNS["learning_rate"]`` with a finite value: TRL's ``learning_rate``, verl's ``actor/lr``, …) at
+    the last logged row at or before ``step`` (default: the last row; the first logged value when ``step`` comes
+    before it), and the schedule's range over the run.
+
+    Returns ``{"value", "step", "column", "min", "max"}``, or None when the log has no such column. ValueError
+    naming the file, the column, the step and the value for a negative learning rate."""
+    import numpy as np
+
+    from .logs import DIAGNOSTIC_COLUMNS
+
+    if step is not None and (isinstance(step, bool) or not isinstance(step, (int, np.integer))):
+        raise ValueError(f"step must be an integer, got {step!r}")
+    column = next((c for c in DIAGNOSTIC_COLUMNS["learning_rate"]
+                   if c in log.series and np.isfinite(log.series[c]).any()), None)
+    if column is None:
+        return None
+    values = np.asarray(log.series[column], dtype=float)
+    ok = np.flatnonzero(np.isfinite(values))
+    negative = ok[values[ok] < 0]
+    if negative.size:
+        i = int(negative[0])
+        raise ValueError(f"{log.source}: column {column!r} at step {int(log.steps[i])}: learning rate "
+                         f"{values[i]!r} is negative")
+    before = ok[log.steps[ok] <= step] if step is not None else ok
+    i = int(before[-1]) if before.size else int(ok[0])
+    return {"value": float(values[i]), "step": int(log.steps[i]), "column": column,
+            "min": float(values[ok].min()), "max": float(values[ok].max())}
+
+
+def schedule_range(low: float, high: float) -> str:
+    """``constant over the run`` or ``the schedule ran 0.0003–0.01``."""
+    return "constant over the run" if low == high else f"the schedule ran {low:g}–{high:g}"
+
+
+def with_logged_learning_rate(values: dict[str, Any], notes: list[str], logged: dict[str, Any] | None,
+                              given: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """η from the log where it logs one (:func:`logged_learning_rate`), else the configured value of
+    :func:`merge`'s ``values``; says which: ``learning_rate_source`` is ``"logged"``, ``"configured"``, ``"given"``
+    (``given``: a flag set it, and it wins) or None, with the logged step, column and range
+    (``learning_rate_step``, ``learning_rate_column``, ``learning_rate_range``) and the configured value beside a
+    logged one (``learning_rate_configured``). The notes' ``learning_rate = … read from …`` line says the same."""
+    values, notes = dict(values), list(notes)
+    configured = values.get("learning_rate")
+    note = next((n for n in notes if n.startswith("learning_rate = ")), None)
+    if given:
+        values["learning_rate_source"] = "given"
+    elif logged is not None:
+        values.update(learning_rate=logged["value"], learning_rate_source="logged", learning_rate_step=logged["step"],
+                      learning_rate_column=logged["column"], learning_rate_range=[logged["min"], logged["max"]],
+                      learning_rate_configured=configured)
+        conf = f"; configured {configured:g} in {note.split(' read from ', 1)[1]}" if note and configured else ""
+        line = (f"learning_rate = {logged['value']:g} read from the log's {logged['column']!r} column at step "
+                f"{logged['step']} ({schedule_range(logged['min'], logged['max'])}{conf})")
+        notes = [line if n is note else n for n in notes] if note else [line] + notes
+    else:
+        values["learning_rate_source"] = "configured" if configured is not None else None
+    return values, notes

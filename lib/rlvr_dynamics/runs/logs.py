@@ -3,27 +3,36 @@
 Supported inputs (auto-detected from the file or folder):
 
 - TRL / transformers ``trainer_state.json``: ``log_history`` entries that carry a ``step`` (evaluation-only
-  entries are kept as their own columns); a TRL ``output_dir`` (read from its latest ``checkpoint-N/``) or a
-  checkpoint folder;
+  entries are kept as their own columns), or a checkpoint folder; a TRL ``output_dir``: its event files, latest
+  ``checkpoint-N/trainer_state.json`` and ``trainer_state.json`` combined as the segments of one run
+  (:mod:`._segments`: a run resumed from a checkpoint is read whole);
 - CSV with a header and a step column, matched case-insensitively (``step``/``global_step``/``_step``/…): the
   project's ``data/runs/<id>/metrics.csv``, ``../shared/grpo_logs/*.csv``, W&B UI exports (``Step,<run> - reward,
   <run> - reward__MIN, …``: the run prefix and the __MIN/__MAX columns are dropped) and TensorBoard UI exports
   (``Wall time,Step,Value``: the value column is named after the file);
 - JSON Lines: one object per step, either flat (``{"step": 3, "reward": 0.4, …}``) or nested as verl's file
   logger writes it (``{"step": 3, "data": {"critic/score/mean": 0.4, …}}``); a JSON list of such objects;
-- verl console logs (lines ``step:3 - critic/score/mean:0.4 - actor/entropy:0.5 …``; other lines ignored);
+- verl console logs (lines ``step:3 - critic/score/mean:0.4 - actor/entropy:0.5 …``, also wrapped over several
+  lines; other lines ignored);
+- TRL / accelerate console logs, such as SLURM ``.out`` files: the printed ``{'loss': …, 'reward': …}`` dicts among
+  tqdm bars and other output (steps inferred, :func:`._log_formats._rows_from_trl_console`);
+- W&B run folders (``wandb/offline-run-*/``): ``files/wandb-history.jsonl``, else ``run-<id>.wandb`` through the
+  ``wandb`` package when it is installed;
 - MLflow file-store metrics: a run folder (``mlruns/<exp>/<run>/``), its ``metrics/`` folder or one metric file
   (lines ``timestamp value step``);
 - TensorBoard event files (``events.out.tfevents.*``) or a folder of them: scalar summaries are read by a small
   built-in reader (no TensorFlow or tensorboard needed).
 
-The reward column is found by name (``REWARD_COLUMNS``, first match, case-insensitive) unless given. Missing values
-become NaN in the series.
+The reward column is found by name (``REWARD_COLUMNS``, first match, case-insensitive) unless given; never another
+signal. Missing values become NaN in the series; NaN, infinite and text reward cells too, counted in
+:attr:`RunLog.read_notes`, and so are gaps in the logged steps and values of other columns beyond
+±:data:`VALUE_LIMIT` (read as infinite).
 
 Errors (ValueError, one line, naming the file and the line where there is one): missing or empty file, not UTF-8,
-malformed JSON / CSV, no step column, a non-integer step, a repeated step whose rows disagree on a value (rows of
-the same step with disjoint columns, such as TRL's training and evaluation entries, are merged), no reward column,
-or fewer than ``min_points`` logged rewards.
+malformed or cut-short JSON / CSV, no step column, a non-integer step, a repeated step whose rows disagree on a value
+(rows of the same step with disjoint columns, such as TRL's training and evaluation entries, are merged), no reward
+column, a reward column without a finite value, a reward beyond ±:data:`REWARD_LIMIT` (naming the column, the step
+and the value), or fewer than ``min_points`` logged rewards.
 """
 from __future__ import annotations
 
@@ -41,8 +50,9 @@ from ..grpo.fields import is_callback_field
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
-from ._segments import (BOOKKEEPING as _BOOKKEEPING, StepTable, combine, describe_bad_cells, gap_notes,
-                        segment_note, step_table, to_float as _to_float, untrl_tensorboard_name)
+from ._reward import REWARD_LIMIT, VALUE_LIMIT, find_reward_column, overflowing_cells
+from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, segment_note, step_table,
+                        untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
                   "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy", "rollout/reward",
                   "train/reward_mean")
@@ -327,6 +337,13 @@ def _source_rows(src: Path, kind: str, notes: list[str]) -> _Rows:
     return _read_rows(src, notes)
 
 
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def load_log(path: str | Path, reward_column: str | None = None, *, min_points: int = 2) -> RunLog:
     """Read ``path`` (any format of the module docstring) into a :class:`RunLog`; a folder of several segments
     (a resumed TRL run) is read whole (:mod:`._segments`).
@@ -346,15 +363,20 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
     tables = []
     for src, kind in sources:
         rows = _source_rows(src, kind, notes)
+        start = rows.start_time if rows.start_time is not None else _mtime(src)
         if kind == "tfevents" and with_trainer_state:      # one name per column beside the trainer's own log
             rows = _Rows([{untrl_tensorboard_name(k): v for k, v in r.items()} for r in rows], rows.lines)
         if not rows:
             if len(sources) > 1:
                 continue                  # an event file that holds no scalar yet (a run just started)
             raise ValueError(f"{src}: no rows")
-        tables.append(step_table(src, rows, STEP_COLUMNS, _is_doctor_output))
+        table = step_table(src, rows, STEP_COLUMNS, _is_doctor_output)
+        table.kind, table.start, table.open_ended = ("events" if kind == "tfevents" else "file"), start, \
+            kind == "tfevents"
+        tables.append(table)
     if not tables:
         raise ValueError(f"{path}: no rows in any of {[str(s) for s, _ in sources]}")
+    tables = order(tables)
     table = combine(tables)
     log = _build(table, reward_column, min_points,
                  single_metric=getattr(rows, "single_metric", None) if len(tables) == 1 else None)
@@ -365,6 +387,9 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
     log.read_notes = notes + log.read_notes
     return log
 
+
+__all__ = ["RunLog", "load_log", "resolved_source", "REWARD_COLUMNS", "STEP_COLUMNS", "DIAGNOSTIC_COLUMNS",
+           "REWARD_LIMIT", "VALUE_LIMIT", "DYNAMICS_NAMESPACES"]
 
 DYNAMICS_NAMESPACES = ("train/dynamics/", "dynamics/")
 """Prefixes under which :class:`rlvr_dynamics.grpo.instrumentation.GRPODynamicsCallback` fields arrive (trainer
@@ -397,59 +422,6 @@ def _is_doctor_output(name: str) -> bool:
     return False
 
 
-REWARD_LIMIT = 1e12
-"""A reward beyond ± this is refused (a diverged reward model, a unit or logging error): no fit can use it, and the
-arithmetic of one would overflow."""
-
-
-def _aliases(name: str) -> list[str]:
-    """A column's name as the trainer logs it and as TensorBoard and W&B name it (``reward``, ``train/reward``;
-    ``eval_reward``, ``eval/reward``)."""
-    out = [name]
-    if name.startswith("train/"):
-        out.append(name[len("train/"):])
-    else:
-        out.append("train/" + name)
-    if name.startswith("eval_"):
-        out.append("eval/" + name[len("eval_"):])
-    elif name.startswith("eval/"):
-        out.append("eval_" + name[len("eval/"):])
-    return out
-
-
-def _reward_column(table: StepTable, series: dict, keys: set[str], reward_column: str | None,
-                   single_metric: str | None) -> str:
-    """The reward column: the one named (or its TensorBoard/W&B alias), else the first of :data:`REWARD_COLUMNS`
-    the log has, else the one metric of a TensorBoard UI export; never another signal. ValueError when the
-    column has no finite value (naming it, the dropped cells and the columns found) or none is found."""
-    path = table.source
-
-    def empty(name: str) -> ValueError:
-        why = "; ".join(describe_bad_cells(name, table.bad.get(name, {}))) or "every cell is empty"
-        return ValueError(f"{path}: reward column {name!r} has no finite value ({why}); columns found: "
-                          f"{sorted(keys)}; pass reward_column= (--reward-column) one of the numeric columns "
-                          f"{sorted(series)}")
-
-    if reward_column is not None:
-        for name in _aliases(reward_column):
-            if name in series:
-                return name
-        for name in _aliases(reward_column):
-            if name in keys:
-                raise empty(name)
-        raise ValueError(f"{path}: reward_column {reward_column!r} not found; numeric columns: {sorted(series)}")
-    lower = {k.lower(): k for k in sorted(keys)}
-    for c in REWARD_COLUMNS:
-        if c in lower:
-            if lower[c] in series:
-                return lower[c]
-            raise empty(lower[c])
-    if single_metric is not None and single_metric in series:
-        return single_metric          # a one-metric export (TensorBoard UI), named after its file
-    raise ValueError(f"{path}: no reward column among {list(REWARD_COLUMNS)}; pass reward_column= one of "
-                     f"the numeric columns {sorted(series)}")
-
-
 def _build(table: StepTable, reward_column: str | None, min_points: int, *,
            single_metric: str | None = None) -> RunLog:
     path, merged = table.source, table.values
@@ -459,7 +431,9 @@ def _build(table: StepTable, reward_column: str | None, min_points: int, *,
     series = {n: np.array([merged[s].get(n, math.nan) for s in steps], dtype=float) for n in names}
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
     series = _with_bare_dynamics_names(series)
-    reward_column = _reward_column(table, series, keys | set(series), reward_column, single_metric)
+    reward_column = find_reward_column(table, series, keys | set(series), reward_column, single_metric,
+                                       REWARD_COLUMNS)
+    overflow = overflowing_cells(series, steps, reward_column)
     log = RunLog(source=str(path), steps=steps, series=series, reward_column=reward_column)
     reward = log.reward
     huge = np.flatnonzero(np.abs(np.nan_to_num(reward, nan=0.0)) > REWARD_LIMIT)
@@ -475,5 +449,5 @@ def _build(table: StepTable, reward_column: str | None, min_points: int, *,
         why = f" ({'; '.join(dropped)})" if dropped else ""
         raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values{why}")
     logged = np.isfinite(reward) | np.isin(steps, list(bad))
-    log.read_notes = gap_notes(steps[logged]) + dropped
+    log.read_notes = gap_notes(steps[logged]) + dropped + overflow
     return log

@@ -14,6 +14,19 @@ def status_line(status: dict[str, Any] | None) -> str:
     return f"status: {status['state'].upper()}{at} — {status['evidence']}"
 
 
+def read_lines(report: dict[str, Any]) -> list[str]:
+    """``  read: …`` for each of the report's ``read_notes`` (the segments read, gaps, dropped reward cells, inferred
+    steps) and where η came from when it was the logged learning rate."""
+    lines = [f"  read: {note}" for note in report.get("read_notes") or []]
+    hp = report.get("hyperparameters") or {}
+    if hp.get("learning_rate_source") == "logged":
+        from ...runs.hyperparams import schedule_range
+
+        lines.append(f"  learning rate η = {hp['learning_rate']:g} logged at step {hp['learning_rate_step']} "
+                     f"(column {hp['learning_rate_column']!r}; {schedule_range(*hp['learning_rate_range'])})")
+    return lines
+
+
 def short_report(report: dict[str, Any]) -> str:
     """What ``rlvr-dynamics fit LOG`` prints by default: the status and why, the warning, what to do, the plateau
     and the forecast, the detectors that fired, and where the rest is (``--details``: :func:`format_report`). Every
@@ -26,6 +39,7 @@ def short_report(report: dict[str, Any]) -> str:
         lines.append(f"  what to do: {st['action']}")
     lines.append(f"  {report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
                  f"steps {report['first_step']}–{report['last_step']})")
+    lines += read_lines(report)
     plateau = report.get("plateau")
     if plateau and plateau.get("value") is not None:
         lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
@@ -54,6 +68,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  what to do: {st['action']}")
     lines += [f"{report['source']}  (reward column {report['reward_column']!r}, {report['n_points']} points, "
              f"steps {report['first_step']}–{report['last_step']})"]
+    lines += read_lines(report)
     if "fits" in report:
         lines += _format_p1(report)
     return _format_rest(report, lines)

@@ -1,0 +1,85 @@
+"""The reward column of a log and the values no reading can use: which column is the reward
+(:func:`find_reward_column`: only ever a reward), a reward beyond ±:data:`REWARD_LIMIT` (refused by
+:func:`~.logs.load_log`) and values of other columns beyond ±:data:`VALUE_LIMIT` (:func:`overflowing_cells`)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._segments import StepTable, describe_bad_cells
+
+REWARD_LIMIT = 1e12
+"""A reward beyond ± this is refused (a diverged reward model, a unit or logging error): no fit can use it, and the
+arithmetic of one would overflow."""
+
+
+def _aliases(name: str) -> list[str]:
+    """A column's name as the trainer logs it and as TensorBoard and W&B name it (``reward``, ``train/reward``;
+    ``eval_reward``, ``eval/reward``)."""
+    out = [name]
+    if name.startswith("train/"):
+        out.append(name[len("train/"):])
+    else:
+        out.append("train/" + name)
+    if name.startswith("eval_"):
+        out.append("eval/" + name[len("eval_"):])
+    elif name.startswith("eval/"):
+        out.append("eval_" + name[len("eval/"):])
+    return out
+
+
+def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_column: str | None,
+                       single_metric: str | None, candidates: tuple[str, ...]) -> str:
+    """The reward column: the one named (or its TensorBoard/W&B alias), else the first of ``candidates``
+    (:data:`~.logs.REWARD_COLUMNS`) the log has, else the one metric of a TensorBoard UI export; never another
+    signal. ValueError when the column has no finite value (naming it, the dropped cells and the columns found) or
+    none is found."""
+    path = table.source
+
+    def empty(name: str) -> ValueError:
+        why = "; ".join(describe_bad_cells(name, table.bad.get(name, {}))) or "every cell is empty"
+        return ValueError(f"{path}: reward column {name!r} has no finite value ({why}); columns found: "
+                          f"{sorted(keys)}; pass reward_column= (--reward-column) one of the numeric columns "
+                          f"{sorted(series)}")
+
+    if reward_column is not None:
+        for name in _aliases(reward_column):
+            if name in series:
+                return name
+        for name in _aliases(reward_column):
+            if name in keys:
+                raise empty(name)
+        raise ValueError(f"{path}: reward_column {reward_column!r} not found; numeric columns: {sorted(series)}")
+    lower = {k.lower(): k for k in sorted(keys)}
+    for c in candidates:
+        if c in lower:
+            if lower[c] in series:
+                return lower[c]
+            raise empty(lower[c])
+    if single_metric is not None and single_metric in series:
+        return single_metric          # a one-metric export (TensorBoard UI), named after its file
+    raise ValueError(f"{path}: no reward column among {list(candidates)}; pass reward_column= one of "
+                     f"the numeric columns {sorted(series)}")
+
+
+VALUE_LIMIT = 1e150
+"""A value of another column beyond ± this is read as infinite, i.e. missing, like an ``inf`` cell (a blown-up loss
+or gradient norm: the squares that step noise and variances need would overflow float64); the reading says so."""
+
+
+def overflowing_cells(series: dict[str, np.ndarray], steps: np.ndarray, reward_column: str) -> list[str]:
+    """Set the cells beyond ±:data:`VALUE_LIMIT` of every column but the reward to NaN (in place); one note naming
+    the columns, the first step of each and the value."""
+    found, seen = [], {id(series[reward_column])}       # a bare dynamics name shares its namespaced column's array
+    for name, values in series.items():
+        if id(values) in seen:
+            continue
+        seen.add(id(values))
+        with np.errstate(invalid="ignore"):
+            at = np.flatnonzero(np.abs(values) > VALUE_LIMIT)
+        if at.size:
+            found.append(f"{name!r} at step{'s' if at.size > 1 else ''} {int(steps[at[0]])}"
+                         f"{'…' if at.size > 1 else ''} ({float(values[at[0]])!r})")
+            values[at] = math.nan
+    return [f"values beyond ±{VALUE_LIMIT:g} read as infinite (missing): " + ", ".join(found)] if found else []
