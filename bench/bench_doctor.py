@@ -436,6 +436,7 @@ LLM_LOG_SOURCES = ("cs336", "shared")
 
 def main() -> None:
     from doctor_eval import detectors as dg
+    from doctor_eval import live
     from doctor_eval import forecasts as fc
     from doctor_eval import reading as rd
 
@@ -473,8 +474,10 @@ def main() -> None:
         sections.append((f"Forecasts on the {len(shared)} shared logs alone", fc.format_forecast_benchmark(sbench)))
     rbench = rd.benchmark_reading(runs)
     sections.append((f"The oscillator reading ({args.split} part)", rd.format_benchmark(rbench)))
-    dbench = dg.benchmark_detectors(runs, live_every=10)
-    sections.append((f"The detectors ({args.split} part)", dg.format_detector_benchmark(dbench)))
+    dbench = dg.benchmark_detectors(runs)
+    dbench["live"] = live.benchmark_live(runs, every=10)
+    sections.append((f"The detectors ({args.split} part)", dg.format_detector_benchmark(dbench) + "\n\n"
+                     + live.format_live_benchmark(dbench["live"])))
     fail_sections, fail_summary = failure_sections(runs, args.split)
     sections[1:1] = fail_sections
     prev = previous_rule_table(fail_summary, dbench)

@@ -36,13 +36,13 @@ def warning_lead(det: Detection, collapse_step: int) -> int | None:
     return int(collapse_step - before[-1]) if before else None
 
 
-def benchmark_detectors(runs, *, reading: bool = True, live_every: int | None = None) -> dict[str, Any]:
+def benchmark_detectors(runs, *, reading: bool = True) -> dict[str, Any]:
     """Score every detector on labelled corpus runs (:mod:`.corpus`): per detector the false-alarm rate on
     ``outcome == 'healthy'`` runs (fired / runs where it is available, with counts), the detection rate on runs of
     its ``failure_mode``; for the collapse warning the lead time on the lead-time population
     (``CorpusRun.in_lead_time_population``: collapse_step ≥ 30 logged points after the first step), success =
-    lead ≥ :data:`LEAD_TARGET`; and ``any`` (some detector fired) on healthy runs. ``live_every``: also replay every
-    run through the live doctor (:func:`~.live.benchmark_live` at that ``every``; result under ``"live"``)."""
+    lead ≥ :data:`LEAD_TARGET`; and ``any`` (some detector fired) on healthy runs. The live doctor's replay of the
+    same runs is :func:`~.live.benchmark_live` (``live`` imports this module, never the reverse)."""
     runs = list(runs)
     per = {name: {"healthy_runs": 0, "false_alarms": 0, "mode_runs": 0, "mode_detected": 0} for name in DETECTORS}
     any_fa, n_healthy, leads, missing = 0, 0, [], 0
@@ -76,9 +76,6 @@ def benchmark_detectors(runs, *, reading: bool = True, live_every: int | None = 
         "median_lead": float(np.median(got)) if got.size else None}
     out = {"runs": len(runs), "healthy": n_healthy, "any_false_alarm": any_fa,
            "any_false_alarm_rate": any_fa / n_healthy if n_healthy else None, "detectors": per}
-    if live_every is not None:
-        from .live import benchmark_live
-        out["live"] = benchmark_live(runs, every=live_every)
     return out
 
 
@@ -101,7 +98,4 @@ def format_detector_benchmark(result: dict[str, Any], title: str = "") -> str:
     lines.append(f"Collapse warned ≥ {LEAD_TARGET} steps before the reward halves (target ≥ 80 %): "
                  f"{lead['warned_10_ahead']}/{lead['population']} ({pct(lead['rate_10_ahead'])}); warned at all "
                  f"{lead['warned']}, median lead {med}.")
-    if result.get("live"):
-        from .live import format_live_benchmark
-        lines += ["", format_live_benchmark(result["live"])]
     return "\n".join(x for x in lines if x is not None)

@@ -203,10 +203,10 @@ def naive_halving_step(steps: np.ndarray, reward: np.ndarray, bounds) -> int | N
 def legacy_step(run) -> int | None:
     """Baseline: the project's earlier collapse rule (``collapse_warning.detail["collapse_step"]``, whole-log
     windows: not causal)."""
-    from rlvr_dynamics.doctor.detectors.collapse_warning import _legacy_collapse
+    from rlvr_dynamics.doctor.detectors.collapse_warning import legacy_collapse_detail
 
     steps, r = run.log.reward_curve()
-    return _legacy_collapse(steps, r, run.reward_bounds).get("collapse_step")
+    return legacy_collapse_detail(steps, r, run.reward_bounds).get("collapse_step")
 
 
 def live_replay(run) -> dict[str, Any]:

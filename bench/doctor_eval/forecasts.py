@@ -20,10 +20,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from rlvr_dynamics.doctor.conformal import (CONFORMAL_PATH, COVERAGE, HORIZON_EDGES, LEVELS, MIN_CONFORMAL_ROWS,
-                                            _level_key, _load_conformal, conformal_quantile, conformal_quantile_for)
-from rlvr_dynamics.doctor.forecast import DRIFT_FACTOR, PREFIXES, Forecast, _clean, _mean_pred, forecast, persistence
+                                            level_key, load_conformal_table, conformal_quantile, conformal_quantile_for)
+from rlvr_dynamics.doctor.forecast import DRIFT_FACTOR, PREFIXES, Forecast, mean_prediction, forecast, persistence
 from rlvr_dynamics.runs.noise import NOISE_CLASSES
-from rlvr_dynamics.doctor.reading.learning_curves import CURVE_FAMILIES, fit_curve
+from rlvr_dynamics.doctor.reading.learning_curves import CURVE_FAMILIES, finite_curve, fit_curve
 from rlvr_dynamics.doctor.reading.response_laws import fit_response
 
 BASELINES = ("persistence", "mmf", "weibull", "pow3", "single_exponential")
@@ -49,10 +49,10 @@ def _baselines(tp, yp, target_steps, bounds, n_full) -> dict[str, float]:
     out = {"persistence": pers}
     for fam in CURVE_FAMILIES:
         cf = fit_curve(tp, yp, fam)
-        v = _mean_pred(cf.predict, target_steps) if cf is not None else pers
+        v = mean_prediction(cf.predict, target_steps) if cf is not None else pers
         out[fam] = v if math.isfinite(v) else pers
     se = fit_response(tp, yp, "single_exponential", reward_bounds=bounds)
-    v = _mean_pred(se.predict, target_steps) if se.status != "failed" and se._theta is not None else pers
+    v = mean_prediction(se.predict, target_steps) if se.status != "failed" and se._theta is not None else pers
     out["single_exponential"] = v if math.isfinite(v) else pers
     return out
 
@@ -64,7 +64,7 @@ def score_log(steps, reward, *, prefixes: Iterable[float] = PREFIXES,
     curve's range) of the forecast and of each baseline (:data:`BASELINES`), whether the 80 % interval covered the
     target, the interval width (share of the range), the prefix's noise class, conformal stratum and score, and
     ``covered_levels``: {level: whether the interval at that level of :data:`LEVELS` covered the target}."""
-    t, y = _clean(steps, reward)
+    t, y = finite_curve(steps, reward)
     n = t.size
     rows = []
     if n < 8:
@@ -150,7 +150,7 @@ def conformal_table(scored: Iterable[tuple], *, coverage: float = COVERAGE,
         tab = {"classes": {c: entry([x for x in scored if x[0] == c]) for c in NOISE_CLASSES},
                "strata": {k: entry([x for x in scored if x[1] == k]) for k in strata},
                "pooled": entry(scored)}
-        out["levels"][_level_key(lvl)] = tab
+        out["levels"][level_key(lvl)] = tab
         if abs(lvl - coverage) < 1e-9:
             out.update(tab)
     return out
@@ -200,7 +200,7 @@ def write_conformal(path: str | os.PathLike | None = None, runs=None, *, table: 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _load_conformal.cache_clear()
+    load_conformal_table.cache_clear()
     return path
 
 

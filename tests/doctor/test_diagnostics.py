@@ -10,7 +10,7 @@ import pytest
 
 from rlvr_dynamics.paths import SHARED_DIR
 from rlvr_dynamics.doctor import detectors as dg
-from rlvr_dynamics.doctor.detectors import _common
+from rlvr_dynamics.doctor.detectors import causal
 from rlvr_dynamics.doctor.pipeline import fit_run
 from rlvr_dynamics.doctor.report import to_jsonable
 from rlvr_dynamics.doctor.signals import sub_rewards
@@ -312,7 +312,7 @@ def test_a_reward_stuck_at_zero_is_advantage_degeneracy():
               "entropy": 0.7 + 0.01 * rng.standard_normal(steps.size)}
     det = dg.detect_advantage_degeneracy(RunLog("stuck", steps, series, "reward"), (0.0, 1.0))
     assert det.fired and det.step <= 40
-    np.testing.assert_array_equal(_common._trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))
+    np.testing.assert_array_equal(causal.trailing_slope_t(np.zeros(10), np.full(10, 6)), np.zeros(10))
 
 
 def test_a_format_reward_named_exactly_is_not_a_correctness_reward():

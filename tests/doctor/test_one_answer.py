@@ -49,3 +49,30 @@ def test_every_renderer_tells_the_status_and_the_same_forecast(name, tmp_path):
     assert low <= value <= high
     page = hr.render_html(log, report, b"")
     assert f"status: {st['state'].upper()}" in page
+
+
+def test_the_status_and_the_report_share_one_pass_of_the_detectors(monkeypatch):
+    """``fit`` runs each detector once: the status's degeneracy and hacking detections are the report's."""
+    from rlvr_dynamics.doctor import detectors as dg
+    from rlvr_dynamics.doctor.detectors import advantage_degeneracy as ad, reward_hacking as rh
+
+    calls = {"advantage_degeneracy": 0, "reward_hacking": 0}
+
+    def counting(name, fn):
+        def wrapped(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapped
+
+    for module in (ad, dg):
+        monkeypatch.setattr(module, "detect_advantage_degeneracy",
+                            counting("advantage_degeneracy", ad.detect_advantage_degeneracy))
+    for module in (rh, dg):
+        monkeypatch.setattr(module, "detect_reward_hacking", counting("reward_hacking", rh.detect_reward_hacking))
+    steps = np.arange(1, 121)
+    rng = np.random.default_rng(3)
+    log = RunLog("x", steps, {"reward": np.clip(0.2 + 0.5 * (1 - np.exp(-steps / 30)) + rng.normal(0, 0.05, 120), 0, 1),
+                              "frac_reward_zero_std": np.full(120, 0.2), "eval_reward": np.full(120, 0.4)}, "reward")
+    report = fit_run(log, diagnostics=True)
+    assert calls == {"advantage_degeneracy": 1, "reward_hacking": 1}
+    assert set(report["diagnostics"]) == set(dg.DETECTORS)

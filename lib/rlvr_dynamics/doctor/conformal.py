@@ -50,7 +50,7 @@ def conformal_quantile(scores, coverage: float = COVERAGE) -> float:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_conformal(path: str) -> dict[str, Any] | None:
+def load_conformal_table(path: str) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
@@ -68,11 +68,11 @@ def stratum(noise_cls: str, hratio: float) -> str:
     return f"{noise_cls}/{horizon_bucket(hratio)}"
 
 
-def _level_key(level: float) -> str:
+def level_key(level: float) -> str:
     return f"{float(level):g}"
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
     if not any(abs(float(level) - lv) < 1e-9 for lv in LEVELS):
         raise ValueError(f"level must be one of the calibrated levels {LEVELS}, got {level}")
     return min(LEVELS, key=lambda lv: abs(lv - float(level)))
@@ -100,12 +100,12 @@ def conformal_quantile_for(noise_cls: str, table: dict[str, Any] | None = None, 
     the 80 % level."""
     if noise_cls not in NOISE_CLASSES:
         raise ValueError(f"noise_cls must be one of {NOISE_CLASSES}, got {noise_cls!r}")
-    level = _check_level(level)
+    level = check_level(level)
     if table is None:
-        table = _load_conformal(str(CONFORMAL_PATH))
+        table = load_conformal_table(str(CONFORMAL_PATH))
     if not table:
         return _default_quantile(level)
-    lv = (table.get("levels") or {}).get(_level_key(level))
+    lv = (table.get("levels") or {}).get(level_key(level))
     if lv is None and abs(level - COVERAGE) < 1e-9:
         lv = table                      # a single-level (80 %) table
     if lv is None:

@@ -133,7 +133,6 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
 def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
     """The reward at the floor over the window, no spread left, and the policy broken (module docstring)."""
     r = np.asarray(log.reward, dtype=float)[win]
-    w = win.size
     if not np.all(r <= floor + FLOOR_TOL * width):
         return None
     zero = _window(log, "frac_reward_zero_std", win)

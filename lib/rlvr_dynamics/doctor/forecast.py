@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.noise import noise_class, step_sigma
-from .conformal import COVERAGE, _check_level, conformal_quantile_for, stratum
+from .conformal import COVERAGE, check_level, conformal_quantile_for, stratum
 from .reading.learning_curves import CURVE_FAMILIES, finite_curve, fit_curve
 from .reading.learning_curves import mmf as mmf  # re-exported: the public name of the MMF curve
 from .reading.response_laws import fit_response_laws
@@ -178,8 +178,6 @@ def plausible_band(reward, reward_bounds: tuple[float, float] | None = None,
     return blo, bhi
 
 
-_clean = finite_curve
-
 
 def _growing(fit) -> bool:
     return fit.law == "oscillatory" and fit._theta is not None and float(fit._theta[2]) < 0
@@ -208,7 +206,7 @@ def _candidate_models(t, y, bounds, fits=None) -> tuple[dict[str, Any], dict[str
     return models, excluded
 
 
-def _mean_pred(model, steps) -> float:
+def mean_prediction(model, steps) -> float:
     with np.errstate(all="ignore"):
         v = float(np.mean(model(steps)))
     return v
@@ -253,7 +251,7 @@ def _fit_candidates(t, y, bounds, fits=None):
     errors = {k: abs(v - check_mean) for k, v in _levels(yo).items()}
     omodels = _candidate_models(to, yo, bounds)[0] if np.ptp(yo) > 0 else {}
     for name in models:
-        v = _mean_pred(omodels[name], check_t) if name in omodels else math.nan
+        v = mean_prediction(omodels[name], check_t) if name in omodels else math.nan
         errors[name] = abs(_clip(v, point_o) - check_mean) if math.isfinite(v) else math.inf
     sigma = step_sigma(y)
     return models, errors, sigma * sigma / mc, excluded
@@ -266,7 +264,7 @@ def _candidates(t, y, target, bounds, models, excluded):
     preds = _levels(y)
     excluded = dict(excluded)
     for name, mdl in models.items():
-        v = _mean_pred(mdl, target)
+        v = mean_prediction(mdl, target)
         if math.isfinite(v):
             preds[name] = _clip(v, point)
         else:
@@ -303,8 +301,8 @@ def _combine(preds: dict[str, float], errors: dict[str, float], tau2: float, hra
 # ---------------------------------------------------------------------------------------------------------------
 
 def _check(steps, reward, reward_bounds, level):
-    _check_level(level)
-    t, y = _clean(steps, reward)
+    check_level(level)
+    t, y = finite_curve(steps, reward)
     if t.size < 2:
         raise ValueError(f"a forecast needs at least 2 finite logged rewards, got {t.size}")
     if reward_bounds is not None and not (reward_bounds[0] < reward_bounds[1]):
@@ -393,5 +391,5 @@ def _evaluate(t, y, target, reward_bounds, fitted, conformal, window, level=COVE
     top = max(w, key=w.get)
     return Forecast(float(value), float(low), float(high), float(pers), top, float(preds[top]),
                     float(1.0 - sum(v for k, v in w.items() if k.startswith("level_"))), int(t[-1]), band, cls,
-                    float(scale), float(q), dict(w), dict(preds), dict(excluded), float(_check_level(level)),
+                    float(scale), float(q), dict(w), dict(preds), dict(excluded), float(check_level(level)),
                     float(hr), stratum(cls, hr))

@@ -92,13 +92,16 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
     for s in forecast_steps or []:
         check_int("forecast step", s, 0)
-    from .status import decide_status
+    from .status import decide_status, status_detections
 
     steps, reward = log.reward_curve()
     t = steps - steps[0]
     bounds = resolve_reward_bounds(reward, reward_bounds)
     declared = bounds if reward_bounds is not None and not isinstance(reward_bounds, str) else None
-    status = decide_status(log, declared, stop=stop)
+    # one pass of the detectors the status reads: the report's diagnostics reuse it (same log, same bounds: the
+    # detectors' causal (0, 1) rule gives what the resolved bounds give)
+    read_by_status = status_detections(log, declared)
+    status = decide_status(log, declared, stop=stop, detections=read_by_status)
     not_read = status.state in NOT_READ
     report = Report(source=log.source, reward_column=log.reward_column, n_points=int(len(t)),
                     first_step=int(steps[0]), last_step=int(steps[-1]), reward_bounds=bounds,
@@ -165,7 +168,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
             report.forecast[int(s)] = value
             report.forecast_interval[int(s)] = [low, high]
     if diagnostics:
-        dets = diag.diagnose(log, response=resp, margin=margin, reward_bounds=bounds)
+        dets = diag.diagnose(log, response=resp, margin=margin, reward_bounds=declared, done=read_by_status)
         report.diagnostics = {name: d.to_dict() for name, d in dets.items()}
     return report
 

@@ -124,11 +124,11 @@ def _ready(v: np.ndarray) -> np.ndarray:
 
 
 def entropy_rise(h: np.ndarray, factor: float = ENTROPY_RISE) -> np.ndarray:
-    """The entropy, smoothed on its noise window (:mod:`.detectors._common`, effect (factor − 1) × its running
+    """The entropy, smoothed on its noise window (:mod:`.detectors.causal`, effect (factor − 1) × its running
     median: a one-prompt log's entropy moves ±30 % from step to step), at least ``factor`` × the running minimum of
     that smoothing lifted by its noise bias b·σ/√k (the minimum of many noisy means is biased low), and above the
     mean of its first values."""
-    from .detectors._common import _smoothed
+    from .detectors.causal import smoothed
     from .detectors.collapse import peak_bias
 
     out = np.zeros(h.shape, dtype=bool)
@@ -138,7 +138,7 @@ def entropy_rise(h: np.ndarray, factor: float = ENTROPY_RISE) -> np.ndarray:
     v = h[ok]
     med = _running(v, np.median)
     med[0] = v[0]
-    s, k, sig = _smoothed(h, lambda x, sg: (factor - 1.0) * np.abs(med))
+    s, k, sig = smoothed(h, lambda x, sg: (factor - 1.0) * np.abs(med))
     full = np.arange(1, v.size + 1) >= k
     low = np.minimum.accumulate(np.where(full, s, np.inf))
     bias = np.array([peak_bias(j + 1, int(kj)) for j, kj in enumerate(k)]) * np.nan_to_num(sig) / np.sqrt(k)
@@ -201,7 +201,7 @@ def grad_spike(g: np.ndarray) -> np.ndarray:
     values before, b the selection bias of the largest of n pairs). One-step spikes of 10⁵ are common in healthy
     runs, and a one-prompt run's norm is heavy-tailed; a sustained spike beyond its noise is not. A step whose
     groups all scored the same has a zero gradient and carried no update: zeros are left out."""
-    from .detectors._common import causal_sigma
+    from .detectors.causal import causal_sigma
     from .detectors.collapse import peak_bias
 
     g = np.asarray(g, dtype=float)
@@ -223,14 +223,14 @@ def grad_spike(g: np.ndarray) -> np.ndarray:
 def _fall(v: np.ndarray, floor, fraction: float) -> np.ndarray:
     """The trailing mean below peak − fraction·(peak − floor), significantly, on the run's own noise window.
 
-    Window (per row): the noise window of :mod:`.detectors._common` for an effect of fraction·gain,
+    Window (per row): the noise window of :mod:`.detectors.causal` for an effect of fraction·gain,
     ``k = clip(⌈(Z_WINDOW·σ̂/(fraction·gain))²⌉, SMOOTH, K_MAX)``, σ̂ the plain step noise std(Δ)/√2 of the values
     before the row (a heavy-tailed one-prompt reward's spikes are its noise, so the robust σ̂ would understate it);
     the peak is the running maximum of that trailing mean over full windows, and the fall must exceed
     (Z_FALL·√2 + b)·σ̂/√k, b the peak's selection bias (:func:`.detectors.collapse.peak_bias`).
     ``floor``: a number, an array per row (NaN: none known at that row), or None; without one, the smallest
     trailing mean so far."""
-    from .detectors._common import K_MAX, Z_WINDOW
+    from .detectors.causal import K_MAX, Z_WINDOW
     from .detectors.collapse import PrefixSigma, peak_bias
 
     out = np.zeros(v.shape, dtype=bool)
@@ -286,18 +286,18 @@ def reward_fall(r: np.ndarray, floor: float | None) -> np.ndarray:
 
 
 def zero_std_share(z: np.ndarray, near_top: np.ndarray | None = None) -> np.ndarray:
-    """The share of zero-std groups, smoothed on its noise window (:mod:`.detectors._common`, effect
+    """The share of zero-std groups, smoothed on its noise window (:mod:`.detectors.causal`, effect
     ZERO_STD − ZERO_STD_FROM: a one-prompt log's share is 0 or 1 at each step, so two all-equal groups in a row are
     noise), reaches ZERO_STD after the smoothed share was at or below ZERO_STD_FROM, on rows where the smoothed reward
     lies in the lower half of its range (``near_top`` False there: most all-equal groups are then all-failed ones; a
     near-solved task's groups all score 1, which is not a collapse)."""
-    from .detectors._common import _smoothed
+    from .detectors.causal import smoothed
 
     out = np.zeros(z.shape, dtype=bool)
     ok = np.isfinite(z)
     if ok.sum() <= FIRST_POINTS:
         return out
-    s, _, _ = _smoothed(z, lambda v, sig: np.full(v.size, ZERO_STD - ZERO_STD_FROM))
+    s, _, _ = smoothed(z, lambda v, sig: np.full(v.size, ZERO_STD - ZERO_STD_FROM))
     was_low = np.maximum.accumulate(s <= ZERO_STD_FROM)
     hit = was_low & (s >= ZERO_STD)
     out[np.flatnonzero(ok)] = hit
@@ -361,7 +361,7 @@ max(RISING_MIN, k) reward rows exceeds RISING_T (k: the noise window for an effe
 
 def reward_rising(log: RunLog) -> np.ndarray:
     """Rows where the reward still rises significantly (:data:`RISING_MIN`, causal)."""
-    from .detectors._common import _on_rows, _trailing_slope_t, causal_sigma, noise_window
+    from .detectors.causal import on_rows, trailing_slope_t, causal_sigma, noise_window
 
     r = np.asarray(log.reward, dtype=float)
     v = r[np.isfinite(r)]
@@ -369,14 +369,14 @@ def reward_rising(log: RunLog) -> np.ndarray:
         return np.zeros(r.shape, dtype=bool)
     rng = np.maximum.accumulate(v) - np.minimum.accumulate(v)
     k = np.maximum(noise_window(causal_sigma(v), 0.1 * rng), RISING_MIN)
-    t = _trailing_slope_t(v, k)
-    return _on_rows(log, r, (t > RISING_T).astype(float)) > 0.5
+    t = trailing_slope_t(v, k)
+    return on_rows(log, r, (t > RISING_T).astype(float)) > 0.5
 
 
 def _upper_half(log: RunLog, reward_bounds) -> np.ndarray:
-    """Rows where the reward, smoothed on the noise window of :mod:`.detectors._common`, lies in the upper half of
+    """Rows where the reward, smoothed on the noise window of :mod:`.detectors.causal`, lies in the upper half of
     its range: the declared bounds, else (0, 1) while every reward so far is in [0, 1], else its running min–max."""
-    from .detectors._common import _ffill, _smoothed
+    from .detectors.causal import forward_fill, smoothed
 
     r = np.asarray(log.reward, dtype=float)
     ok = np.isfinite(r)
@@ -384,7 +384,7 @@ def _upper_half(log: RunLog, reward_bounds) -> np.ndarray:
     if ok.sum() <= FIRST_POINTS:
         return out
     y = r[ok]
-    sm, _, _ = _smoothed(r, lambda v, sig: np.full(v.size, 0.1 * max(float(np.ptp(v)), 1e-12)))
+    sm, _, _ = smoothed(r, lambda v, sig: np.full(v.size, 0.1 * max(float(np.ptp(v)), 1e-12)))
     floor = reward_floor(r, reward_bounds)[ok]
     if reward_bounds is not None:
         mid = np.full(y.size, 0.5 * (reward_bounds[0] + reward_bounds[1]))
@@ -393,7 +393,7 @@ def _upper_half(log: RunLog, reward_bounds) -> np.ndarray:
         mid = np.where(np.isfinite(floor), 0.5, 0.5 * (lo + hi))
     vals = np.zeros(r.shape)
     vals[ok] = sm >= mid
-    return _ffill(np.where(ok, vals, np.nan)) > 0.5
+    return forward_fill(np.where(ok, vals, np.nan)) > 0.5
 
 
 def reward_floor(r: np.ndarray, reward_bounds: tuple[float, float] | None = None) -> np.ndarray:

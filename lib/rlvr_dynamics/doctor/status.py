@@ -159,7 +159,7 @@ def decide_status(log: RunLog, reward_bounds: tuple[float, float] | None = None,
     """The status of ``log`` by the precedence of the module docstring.
 
     ``reward_bounds``: the declared bounds (None: 0 is the floor while the rewards lie in [0, 1]); ``detections``:
-    the doctor's detector results by name (:class:`~.detectors._common.Detection` or their ``to_dict()``), read for
+    the doctor's detector results by name (:class:`~.detectors.causal.Detection` or their ``to_dict()``), read for
     hacking and degeneracy; computed here when None. ``stop``: a live doctor's stop record (``doctor_stop.json``),
     named in the evidence. ``events``/``cross``: the log's collapse events and precursor crossings when the caller
     has them already (the live doctor keeps them up to date); computed here when None.
@@ -226,7 +226,7 @@ def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> S
 
 
 def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
-    dets = detections if detections is not None else _detections(log, reward_bounds)
+    dets = detections if detections is not None else status_detections(log, reward_bounds)
     degenerate = _get(dets, "advantage_degeneracy")
     if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
         return Status("degenerate groups", degenerate["events"][-1]["step"],
@@ -294,7 +294,10 @@ def _on_at_end(det: dict[str, Any], steps: np.ndarray) -> bool:
     return last >= steps[0] + 0.75 * (steps[-1] - steps[0])
 
 
-def _detections(log: RunLog, reward_bounds) -> dict[str, Any]:
+def status_detections(log: RunLog, reward_bounds=None) -> dict[str, Any]:
+    """The detectors the status reads (advantage degeneracy, reward hacking), by name: what
+    :func:`decide_status` computes when not given ``detections``; ``fit`` runs them once for the status and the
+    report (:func:`~.detectors.diagnose` ``done=``)."""
     from .detectors.advantage_degeneracy import detect_advantage_degeneracy
     from .detectors.reward_hacking import detect_reward_hacking
 

@@ -53,7 +53,7 @@ class Coefficients(NamedTuple):
     """K_eff = ηK."""
 
 
-def _out(x: np.ndarray):
+def scalar_or_array(x: np.ndarray):
     """Return a Python float for 0-d results, else the array."""
     x = np.asarray(x)
     if x.ndim:
@@ -87,10 +87,10 @@ def coefficients(learning_rate, momentum, stiffness, refresh_interval, delta=1.0
     mass = (1.0 + momentum) * delta**2 / 2.0 + (a * tau**2 / 2.0 if lag_mass else 0.0)
     damping = (1.0 - momentum) * delta - a * tau
     stiff = a * np.ones_like(mass)
-    return Coefficients(_out(mass), _out(damping), _out(stiff))
+    return Coefficients(scalar_or_array(mass), scalar_or_array(damping), scalar_or_array(stiff))
 
 
-def _coeff_arrays(coeffs: Coefficients):
+def coefficient_arrays(coeffs: Coefficients):
     m = check_positive("mass", coeffs[0])
     c = as_finite_array("damping", coeffs[1])
     k = check_positive("stiffness_eff", coeffs[2])
@@ -105,20 +105,20 @@ def damping_ratio(learning_rate, momentum, stiffness, refresh_interval, delta=1.
     1.606
     """
     m, c, k = coefficients(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass)
-    return _out(np.asarray(c) / (2.0 * np.sqrt(np.asarray(m) * np.asarray(k))))
+    return scalar_or_array(np.asarray(c) / (2.0 * np.sqrt(np.asarray(m) * np.asarray(k))))
 
 
 def natural_frequency(learning_rate, momentum, stiffness, refresh_interval, delta=1.0, lag_mass=True):
     """ω0 = sqrt(K_eff / M_eff) in radians per unit time (per step when δ = 1) (P1 §3.4)."""
     m, c, k = coefficients(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass)
-    return _out(np.sqrt(np.asarray(k) / np.asarray(m)))
+    return scalar_or_array(np.sqrt(np.asarray(k) / np.asarray(m)))
 
 
 def damped_frequency(learning_rate, momentum, stiffness, refresh_interval, delta=1.0, lag_mass=True):
     """ω_d = ω0 sqrt(1 − ζ²) for |ζ| < 1 (oscillating, decaying or growing); 0.0 where |ζ| ≥ 1 (no oscillation)."""
     w0 = np.asarray(natural_frequency(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass))
     z = np.asarray(damping_ratio(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass))
-    return _out(np.where(np.abs(z) < 1.0, w0 * np.sqrt(np.clip(1.0 - z**2, 0.0, None)), 0.0))
+    return scalar_or_array(np.where(np.abs(z) < 1.0, w0 * np.sqrt(np.clip(1.0 - z**2, 0.0, None)), 0.0))
 
 
 def characteristic_roots(learning_rate, momentum, stiffness, refresh_interval, delta=1.0, lag_mass=True):
@@ -129,7 +129,7 @@ def characteristic_roots(learning_rate, momentum, stiffness, refresh_interval, d
     m, c, k = (np.asarray(x, dtype=complex) for x in
                coefficients(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass))
     disc = np.sqrt(c * c - 4.0 * m * k)
-    return _out(np.asarray((c + disc) / (2.0 * m))), _out(np.asarray((c - disc) / (2.0 * m)))
+    return scalar_or_array(np.asarray((c + disc) / (2.0 * m))), scalar_or_array(np.asarray((c - disc) / (2.0 * m)))
 
 
 def regime(learning_rate, momentum, stiffness, refresh_interval, delta=1.0, lag_mass=True, critical_tol=1e-9):
@@ -155,7 +155,7 @@ def critical_refresh_interval(learning_rate, momentum, stiffness):
     momentum = check_in_range("momentum", momentum, 0.0, 1.0, high_inclusive=False)
     stiffness = check_positive("stiffness", stiffness)
     check_same_shape(learning_rate=learning_rate, momentum=momentum, stiffness=stiffness)
-    return _out((1.0 - momentum) / (learning_rate * stiffness))
+    return scalar_or_array((1.0 - momentum) / (learning_rate * stiffness))
 
 
 def critical_learning_rate(momentum, stiffness, refresh_interval):
@@ -164,7 +164,7 @@ def critical_learning_rate(momentum, stiffness, refresh_interval):
     stiffness = check_positive("stiffness", stiffness)
     refresh_interval = check_in_range("refresh_interval", refresh_interval, 1.0, None)
     check_same_shape(momentum=momentum, stiffness=stiffness, refresh_interval=refresh_interval)
-    return _out((1.0 - momentum) / (stiffness * refresh_interval))
+    return scalar_or_array((1.0 - momentum) / (stiffness * refresh_interval))
 
 
 def oscillation_onset(learning_rate, momentum, stiffness, lag_mass=True):
@@ -187,7 +187,7 @@ def oscillation_onset(learning_rate, momentum, stiffness, lag_mass=True):
         x = -(1.0 - momentum) + np.sqrt(np.clip(disc, 0.0, None))
     else:
         x = (1.0 - momentum) - np.sqrt(2.0 * (1.0 + momentum) * a)
-    return _out(np.clip(x, 0.0, None) / a)
+    return scalar_or_array(np.clip(x, 0.0, None) / a)
 
 
 def critical_damping_eta_k(momentum, lag=0.0, lag_mass=True):
@@ -209,7 +209,7 @@ def critical_damping_eta_k(momentum, lag=0.0, lag_mass=True):
         else:          # a²ℓ² − 2ab + q² = 0
             a = np.where(l2 > 0, (b - np.sqrt(np.clip(b * b - l2 * q * q, 0, None))) / np.where(l2 > 0, l2, 1.0),
                          q * q / (2.0 * b))
-    return _out(a)
+    return scalar_or_array(a)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def _response(t: np.ndarray, gamma: np.ndarray, w0sq: np.ndarray, velocity: bool
 
 
 def _gamma_w0sq(coeffs: Coefficients):
-    m, c, k = _coeff_arrays(coeffs)
+    m, c, k = coefficient_arrays(coeffs)
     return c / (2.0 * m), k / m
 
 
@@ -252,7 +252,7 @@ def unit_response(t, coeffs: Coefficients) -> np.ndarray:
     t = check_in_range("t", t, 0.0, None)
     gamma, w0sq = _gamma_w0sq(coeffs)
     check_same_shape(t=t, coefficients=gamma)
-    return _out(_response(t, gamma, w0sq))
+    return scalar_or_array(_response(t, gamma, w0sq))
 
 
 def unit_response_velocity(t, coeffs: Coefficients) -> np.ndarray:
@@ -260,7 +260,7 @@ def unit_response_velocity(t, coeffs: Coefficients) -> np.ndarray:
     t = check_in_range("t", t, 0.0, None)
     gamma, w0sq = _gamma_w0sq(coeffs)
     check_same_shape(t=t, coefficients=gamma)
-    return _out(_response(t, gamma, w0sq, velocity=True))
+    return scalar_or_array(_response(t, gamma, w0sq, velocity=True))
 
 
 def trajectory(t, e0, learning_rate, momentum, stiffness, refresh_interval, delta=1.0, lag_mass=True):
@@ -269,14 +269,14 @@ def trajectory(t, e0, learning_rate, momentum, stiffness, refresh_interval, delt
     ``t`` is physical time (= steps when δ = 1)."""
     e0 = as_finite_array("e0", e0)
     c = coefficients(learning_rate, momentum, stiffness, refresh_interval, delta, lag_mass)
-    return _out(e0 * np.asarray(unit_response(t, c)))
+    return scalar_or_array(e0 * np.asarray(unit_response(t, c)))
 
 
 def reward_trajectory(t, r0, r_inf, coeffs: Coefficients):
     """R(t) = R∞ − (R∞ − R0) u(t): the reward curve from R0 at rest (three-phase law in the overdamped regime)."""
     r0 = as_finite_array("r0", r0)
     r_inf = as_finite_array("r_inf", r_inf)
-    return _out(r_inf - (r_inf - r0) * np.asarray(unit_response(t, coeffs)))
+    return scalar_or_array(r_inf - (r_inf - r0) * np.asarray(unit_response(t, coeffs)))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_finite_array, check_in_range, check_int, check_positive
-from .oscillator import Coefficients, _coeff_arrays, _out
+from .oscillator import Coefficients, coefficient_arrays, scalar_or_array
 
 __all__ = ["stationary_variance", "SDEResult", "sde_ensemble"]
 
@@ -27,12 +27,12 @@ def stationary_variance(coeffs: Coefficients, noise_strength, group_size=1):
     ``noise_strength`` is D (per-rollout noise), ``group_size`` is G ≥ 1. Requires C > 0 (else no stationary
     state: ValueError naming ``damping``).
     """
-    m, c, k = _coeff_arrays(coeffs)
+    m, c, k = coefficient_arrays(coeffs)
     d = check_in_range("noise_strength", noise_strength, 0.0, None)
     g = check_in_range("group_size", group_size, 1.0, None)
     if np.any(c <= 0):
         raise ValueError(f"damping must be > 0 for a stationary state (unstable regime), got {c[c <= 0][:3]}")
-    return _out(d / (2.0 * g * c * k)), _out(d / (2.0 * g * c * m))
+    return scalar_or_array(d / (2.0 * g * c * k)), scalar_or_array(d / (2.0 * g * c * m))
 
 
 @dataclass
@@ -71,7 +71,7 @@ def sde_ensemble(coeffs: Coefficients, noise_std, *, e0=1.0, n_paths: int = 1000
     ``time_avg_var`` accumulates e² over the last ``stationary_fraction`` of the steps (every step) for
     stationary-variance estimates. Differs from the paper only in being a discretisation (bias O(dt)).
     """
-    m, c, k = _coeff_arrays(coeffs)
+    m, c, k = coefficient_arrays(coeffs)
     m, c, k = (np.atleast_1d(x).astype(float).ravel() for x in np.broadcast_arrays(m, c, k))
     n_par = m.size
     sigma = np.broadcast_to(check_in_range("noise_std", noise_std, 0.0, None), (n_par,)).astype(float)

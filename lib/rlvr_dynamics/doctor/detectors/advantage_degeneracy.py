@@ -33,8 +33,8 @@ import numpy as np
 
 from ...runs.logs import RunLog
 from ..signals import ENTROPY_COLUMNS, GROUP_STD_COLUMNS, ZERO_STD_COLUMNS, column
-from ._common import (K_MAX, K_MIN, GATE_FRACTION, STALL_T, Detection, _events, _full, _on_rows, _result, _smoothed,
-                      _stalled, _unit_reward, _upper_gate)
+from .causal import (K_MAX, K_MIN, GATE_FRACTION, STALL_T, Detection, sustained_events, full_window, on_rows, detection, smoothed,
+                      stalled, unit_reward, upper_gate)
 from .policy_concentration import CONCENTRATION_ENTROPY
 
 DEGENERACY_FRACTION = 0.75
@@ -57,22 +57,22 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
         name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
     # all-correct groups are at most the normalised reward u = (R − lo)/(hi − lo) of the step: f − u is a lower
     # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself
-    u = _unit_reward(log, reward_bounds)
+    u = unit_reward(log, reward_bounds)
     f = np.where(np.isfinite(f), f - np.nan_to_num(u, nan=0.0), np.nan)
-    fs, k, _ = _smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
-    cond = _full(k) & (fs > DEGENERACY_FRACTION)
-    cond_rows = _on_rows(log, f, cond.astype(float)) > 0.5
+    fs, k, _ = smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
+    cond = full_window(k) & (fs > DEGENERACY_FRACTION)
+    cond_rows = on_rows(log, f, cond.astype(float)) > 0.5
     hname, h = column(log, ENTROPY_COLUMNS)
     if hname is not None:
         hv = h[np.isfinite(h)]
         h0 = float(np.mean(hv[:2 * K_MIN]))
-        hs, _, _ = _smoothed(h, lambda v, s: CONCENTRATION_ENTROPY * np.abs(h0))
-        collapsed = _on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
+        hs, _, _ = smoothed(h, lambda v, s: CONCENTRATION_ENTROPY * np.abs(h0))
+        collapsed = on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
         cond_rows &= ~collapsed
-    cond_rows &= ~_upper_gate(log, reward_bounds) & _stalled(log)
-    krows = np.nan_to_num(_on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
-    fs_rows = _on_rows(log, f, fs)
-    events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in _events(cond_rows, krows)]
+    cond_rows &= ~upper_gate(log, reward_bounds) & stalled(log)
+    krows = np.nan_to_num(on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
+    fs_rows = on_rows(log, f, fs)
+    events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in sustained_events(cond_rows, krows)]
     sig = name + (f" (entropy: {hname})" if hname else "")
-    return _result("advantage_degeneracy", sig, thr, events, {"max_smoothed": float(np.nanmax(fs))})
+    return detection("advantage_degeneracy", sig, thr, events, {"max_smoothed": float(np.nanmax(fs))})
 

@@ -42,7 +42,7 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from .. import precursors as pre
-from ._common import Detection, _result, _trailing_mean
+from .causal import Detection, detection, trailing_mean
 from .collapse import collapse_events
 
 COLLAPSE_FRACTION = 0.5
@@ -60,7 +60,7 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
            "reward fallen 25 % of its gain with a leading signal, 3 leading signals at once, or NaN / completions at "
            "the length cap / format accuracy fallen 30 %")
     steps, r = log.reward_curve()
-    detail = _legacy_collapse(steps, r, reward_bounds)
+    detail = legacy_collapse_detail(steps, r, reward_bounds)
     events: list[dict[str, Any]] = []
     for e in (collapse_events(steps, r, reward_bounds) if collapses is None else collapses):
         if e.reported_step is None:
@@ -80,7 +80,7 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
                        "precursors": int(count[i])})
     signal = log.reward_column + (f" (precursors: {', '.join(k for k in cross if k != 'reward_fall')})"
                                   if len(cross) > 1 else "")
-    det = _result("collapse_warning", signal, thr, events, detail)
+    det = detection("collapse_warning", signal, thr, events, detail)
     if detail.get("collapse_step") is not None:
         before = [e for e in det.events if e["kind"] == "warning" and e["step"] <= detail["collapse_step"]]
         if before:
@@ -88,14 +88,14 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
     return det
 
 
-def _legacy_collapse(steps: np.ndarray, r: np.ndarray, reward_bounds) -> dict[str, Any]:
+def legacy_collapse_detail(steps: np.ndarray, r: np.ndarray, reward_bounds) -> dict[str, Any]:
     """The earlier collapse rule, unchanged (module docstring): ``collapse_step``, ``peak``, ``floor``."""
     n = r.size
     if n == 0:
         return {"collapse_step": None}
     w = max(6, int(round(0.1 * n)))
     k = max(3, w // 2)
-    rs = _trailing_mean(r, np.full(n, k))
+    rs = trailing_mean(r, np.full(n, k))
     floor = reward_bounds[0] if reward_bounds is not None else float(np.min(rs[:w]))
     delta_min = max(3 * step_sigma(r) * math.sqrt(2 / w), 1e-12)
     peak = np.maximum.accumulate(rs[k:]) if n > k else np.array([])

@@ -38,8 +38,8 @@ import numpy as np
 
 from ...runs.logs import RunLog
 from ..signals import CLIP_COLUMNS, ENTROPY_COLUMNS, GRAD_COLUMNS, KL_COLUMNS, column
-from ._common import (K_MAX, SIGMA_FIRST, Detection, _events, _full, _on_rows, _result, _running_initial_mean,
-                      _running_initial_median, _running_scale, _smoothed, _trailing_mean, _trailing_slope_t,
+from .causal import (K_MAX, SIGMA_FIRST, Detection, sustained_events, full_window, on_rows, detection, running_initial_mean,
+                      running_initial_median, running_scale, smoothed, trailing_mean, trailing_slope_t,
                       causal_sigma, noise_window)
 
 GRAD_NORM_GROWTH = 5.0
@@ -74,11 +74,11 @@ def _growth_events(log: RunLog, y: np.ndarray, cond_fn, label: str) -> list[dict
     v = ly[ok]
     sig = causal_sigma(v)
     k = noise_window(sig, math.log(2.0))
-    s = _trailing_mean(v, k)
+    s = trailing_mean(v, k)
     cond, ratio = cond_fn(v, s, k)
-    cond = cond & _full(k)
+    cond = cond & full_window(k)
     rows = np.flatnonzero(ok)
-    return [{"step": int(log.steps[rows[i]]), "reason": label, "ratio": float(ratio[i])} for i in _events(cond, k)]
+    return [{"step": int(log.steps[rows[i]]), "reason": label, "ratio": float(ratio[i])} for i in sustained_events(cond, k)]
 
 
 def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = None,
@@ -102,36 +102,36 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
 
         def grad_rule(v, s, k):
             g0 = np.array([np.median(v[:kk]) for kk in np.minimum(k, np.arange(1, v.size + 1))]) \
-                if v.size <= 64 else _running_initial_median(v, k)
-            rising = _trailing_slope_t(v, np.maximum(k, 4)) > 0
+                if v.size <= 64 else running_initial_median(v, k)
+            rising = trailing_slope_t(v, np.maximum(k, 4)) > 0
             return (s >= math.log(GRAD_NORM_GROWTH) + g0) & rising, np.exp(s - g0)
         events += _growth_events(log, g, grad_rule, "(a) grad norm")
     cname, c = column(log, CLIP_COLUMNS)
     if cname is not None and np.nanmax(np.abs(c)) > 0:
         used.append(cname)
-        cs, k, _ = _smoothed(c, lambda v, s: np.full(v.size, CLIP_FRACTION / 2))
-        cond = _on_rows(log, c, (_full(k) & (cs > CLIP_FRACTION)).astype(float)) > 0.5
-        kr = np.nan_to_num(_on_rows(log, c, k.astype(float)), nan=K_MAX).astype(int)
-        csr = _on_rows(log, c, cs)
+        cs, k, _ = smoothed(c, lambda v, s: np.full(v.size, CLIP_FRACTION / 2))
+        cond = on_rows(log, c, (full_window(k) & (cs > CLIP_FRACTION)).astype(float)) > 0.5
+        kr = np.nan_to_num(on_rows(log, c, k.astype(float)), nan=K_MAX).astype(int)
+        csr = on_rows(log, c, cs)
         events += [{"step": int(log.steps[i]), "reason": "(b) clip fraction", "ratio": csr[i]}
-                   for i in _events(cond, kr)]
+                   for i in sustained_events(cond, kr)]
     steps, r = log.reward_curve()
     if r.size >= SIGMA_FIRST:
         used.append(f"|Δ{log.reward_column}|")
         d = np.concatenate([[0.0], np.diff(r)])
         kw = np.full(r.size, ENVELOPE_WINDOW)
-        m1 = _trailing_mean(d, kw)
-        rms = np.sqrt(np.maximum(_trailing_mean(d * d, kw) - m1 * m1, 0.0))   # spread of Δr, trend removed
+        m1 = trailing_mean(d, kw)
+        rms = np.sqrt(np.maximum(trailing_mean(d * d, kw) - m1 * m1, 0.0))   # spread of Δr, trend removed
         full = np.arange(1, r.size + 1) >= ENVELOPE_WINDOW + 1
         sig_r = causal_sigma(r)
         base = np.maximum(math.sqrt(2.0) * sig_r[np.arange(r.size) // 2],   # σ of the first half of the prefix
-                          ENVELOPE_FLOOR * _running_scale(r))
+                          ENVELOPE_FLOOR * running_scale(r))
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(base > 0, rms / base, 0.0)
         cond = full & (np.arange(r.size) >= 2 * ENVELOPE_WINDOW) & (ratio >= ENVELOPE_GROWTH)
         rows = np.flatnonzero(np.isfinite(log.reward))
         envelope = [{"step": int(log.steps[rows[i]]), "reason": "(e) |Δreward| envelope", "ratio": float(ratio[i])}
-                    for i in _events(cond, ENVELOPE_WINDOW)]
+                    for i in sustained_events(cond, ENVELOPE_WINDOW)]
     else:
         envelope = []
     kname, kl = column(log, KL_COLUMNS)
@@ -149,9 +149,9 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
         used.append(hname)
 
         def ent_rule(v, s, k):
-            full = _full(k)
+            full = full_window(k)
             low = np.minimum.accumulate(np.where(full, s, np.inf))
-            h0 = _running_initial_mean(v, k)           # log of the initial level (mean of the first k logs)
+            h0 = running_initial_mean(v, k)           # log of the initial level (mean of the first k logs)
             above = s - h0 >= math.log(ENTROPY_ABOVE_INITIAL)
             return full & (s - low >= math.log(ENTROPY_BLOWUP)) & above, np.exp(s - low)
         events += _growth_events(log, np.abs(h), ent_rule, "(g) entropy blow-up")
@@ -176,7 +176,7 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
     if not used:
         return Detection("dynamical_instability", False, False, None, "no grad norm, clip fraction, KL, entropy, "
                          "K_ref or reward", thr)
-    det = _result("dynamical_instability", ", ".join(used), thr, events)
+    det = detection("dynamical_instability", ", ".join(used), thr, events)
     if det.fired:
         det.detail["reasons"] = [e["reason"] for e in det.events]
     return det

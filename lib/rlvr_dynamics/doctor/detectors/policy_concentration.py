@@ -34,8 +34,8 @@ import numpy as np
 
 from ...runs.logs import RunLog
 from ..signals import ENTROPY_COLUMNS, SPREAD_COLUMNS, column
-from ._common import (K_MAX, K_MIN, STALL_T, Detection, _events, _full, _on_rows, _result, _smoothed, _stalled,
-                      _upper_gate)
+from .causal import (K_MAX, K_MIN, STALL_T, Detection, sustained_events, full_window, on_rows, detection, smoothed, stalled,
+                      upper_gate)
 
 CONCENTRATION_ENTROPY = 0.25
 """Entropy below this share of its initial level (mean of the first 2·K_MIN values)."""
@@ -59,17 +59,17 @@ def detect_policy_concentration(log: RunLog, reward_bounds: tuple[float, float] 
                          f"{hname} logged but no within-group spread (entropy alone falls on healthy runs too)", thr)
     hv = h[np.isfinite(h)]
     h0 = float(np.mean(hv[:2 * K_MIN]))
-    hs, k, _ = _smoothed(h, lambda v, s: np.full(v.size, CONCENTRATION_ENTROPY * abs(h0)))
-    cond = _full(k) & (hs < CONCENTRATION_ENTROPY * h0)
-    cond_rows = _on_rows(log, h, cond.astype(float)) > 0.5
-    ss, _, _ = _smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
+    hs, k, _ = smoothed(h, lambda v, s: np.full(v.size, CONCENTRATION_ENTROPY * abs(h0)))
+    cond = full_window(k) & (hs < CONCENTRATION_ENTROPY * h0)
+    cond_rows = on_rows(log, h, cond.astype(float)) > 0.5
+    ss, _, _ = smoothed(s, lambda v, sg: (1 - CONCENTRATION_SPREAD) * np.maximum.accumulate(np.abs(v)))
     peak = np.maximum.accumulate(ss)
-    cond_rows &= _on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
-    cond_rows &= ~_upper_gate(log, reward_bounds, CONCENTRATION_HEADROOM) & _stalled(log)
-    krows = np.nan_to_num(_on_rows(log, h, k.astype(float)), nan=K_MAX).astype(int)
-    ratio = _on_rows(log, h, hs / h0 if h0 else np.full(hs.size, np.nan))
-    events = [{"step": int(log.steps[i]), "entropy_ratio": ratio[i]} for i in _events(cond_rows, krows)]
+    cond_rows &= on_rows(log, s, (ss < CONCENTRATION_SPREAD * peak).astype(float)) > 0.5
+    cond_rows &= ~upper_gate(log, reward_bounds, CONCENTRATION_HEADROOM) & stalled(log)
+    krows = np.nan_to_num(on_rows(log, h, k.astype(float)), nan=K_MAX).astype(int)
+    ratio = on_rows(log, h, hs / h0 if h0 else np.full(hs.size, np.nan))
+    events = [{"step": int(log.steps[i]), "entropy_ratio": ratio[i]} for i in sustained_events(cond_rows, krows)]
     sig = f"{hname} and {sname}"
-    return _result("policy_concentration", sig, thr, events,
+    return detection("policy_concentration", sig, thr, events,
                    {"min_entropy_ratio": float(np.nanmin(hs) / h0) if h0 else math.nan})
 

@@ -43,8 +43,8 @@ from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from ..signals import eval_column, evaluation_rows, sub_rewards
 from .collapse import peak_bias
-from ._common import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, _events, _full, _on_rows, _result, _running_scale,
-                      _smoothed, _trailing_mean, causal_sigma)
+from .causal import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, sustained_events, full_window, on_rows, detection, running_scale,
+                      smoothed, trailing_mean, causal_sigma)
 
 HACKING_EFFECT = 0.1
 """Smoothing effect: 0.1 × the series' running range."""
@@ -72,15 +72,15 @@ def detect_reward_hacking(log: RunLog) -> Detection:
     r = log.reward
     ok = np.isfinite(r)
     rv = r[ok]
-    scale_r = _running_scale(rv)
-    rs, k, sig = _smoothed(r, lambda v, s: HACKING_EFFECT * scale_r)
+    scale_r = running_scale(rv)
+    rs, k, sig = smoothed(r, lambda v, s: HACKING_EFFECT * scale_r)
     kb = np.minimum(k, rv.size)
     base = np.cumsum(rv)[kb - 1] / kb   # mean of the first k_i values
     rise = rs - base
     delta_r = HACKING_Z * sig * np.sqrt(2.0 / k)
-    risen = _full(k) & (rise > delta_r)
-    risen_rows = _on_rows(log, r, risen.astype(float)) > 0.5
-    rise_rows = _on_rows(log, r, rise)
+    risen = full_window(k) & (rise > delta_r)
+    risen_rows = on_rows(log, r, risen.astype(float)) > 0.5
+    rise_rows = on_rows(log, r, rise)
     events, signals = [], [log.reward_column]
     if ename is not None:
         eidx = evaluation_rows(log, e)
@@ -91,7 +91,7 @@ def detect_reward_hacking(log: RunLog) -> Detection:
             early = min(ev.size, SIGMA_FIRST - 1)
             sig_e[:early] = [step_sigma(ev[:j + 1]) for j in range(early)]
             m = HACKING_EVALS
-            recent = _trailing_mean(ev, np.full(ev.size, m))
+            recent = trailing_mean(ev, np.full(ev.size, m))
             fullm = np.arange(ev.size) >= m - 1
             peak = np.maximum.accumulate(np.where(fullm, recent, -np.inf))   # running max of m-evaluation means
             at_peak = np.maximum.accumulate(np.where(fullm & (recent >= peak), np.arange(ev.size), 0))
@@ -99,12 +99,12 @@ def detect_reward_hacking(log: RunLog) -> Detection:
             # the running max of n/m such means is lifted by noise about √(2·ln(n/m)) of their SEs σ_E/√m
             lift = np.array([peak_bias(j + 1, m) for j in range(ev.size)]) * sig_e / math.sqrt(m)
             drop = np.maximum(HACKING_Z * sig_e * math.sqrt(2.0 / m), HACKING_MIN_DROP * scale_e) + lift
-            rs_rows = _on_rows(log, r, rs)
-            dr_rows = _on_rows(log, r, delta_r)
+            rs_rows = on_rows(log, r, rs)
+            dr_rows = on_rows(log, r, delta_r)
             # the training reward has not fallen since the evaluation's peak (a divergence, not a collapse)
             held = rs_rows[eidx] >= rs_rows[eidx[at_peak]] - dr_rows[eidx]
             fell = (recent < peak - drop) & (np.arange(ev.size) >= 2 * m - 1) & risen_rows[eidx] & held
-            for j in _events(fell, 2):
+            for j in sustained_events(fell, 2):
                 i = int(eidx[j])
                 events.append({"step": int(log.steps[i]), "kind": "evaluation fell", "eval": recent[j],
                                "eval_peak": peak[j], "drop_min": drop[j], "delta_train": rise_rows[i]})
@@ -114,35 +114,35 @@ def detect_reward_hacking(log: RunLog) -> Detection:
         fmt_ok = np.all([np.isfinite(log.series[c]) for c in fmt], axis=0)
         fmt_sum = np.where(fmt_ok, fmt_sum, np.nan)
         fsv = fmt_sum[fmt_ok]
-        fs_s, kf, sf = _smoothed(fmt_sum, lambda v, s: HACKING_EFFECT * _running_scale(fsv))
-        fs_rows, kf_rows = _on_rows(log, fmt_sum, fs_s), _on_rows(log, fmt_sum, kf.astype(float))
-        sf_rows = _on_rows(log, fmt_sum, sf)
-        fr_rows = _on_rows(log, fmt_sum, _running_scale(fsv))
+        fs_s, kf, sf = smoothed(fmt_sum, lambda v, s: HACKING_EFFECT * running_scale(fsv))
+        fs_rows, kf_rows = on_rows(log, fmt_sum, fs_s), on_rows(log, fmt_sum, kf.astype(float))
+        sf_rows = on_rows(log, fmt_sum, sf)
+        fr_rows = on_rows(log, fmt_sum, running_scale(fsv))
         for col in corr:
             c = log.series[col]
             cv = c[np.isfinite(c)]
-            scale_c = _running_scale(cv)
-            cs, kc, sc = _smoothed(c, lambda v, s: HACKING_EFFECT * scale_c)
+            scale_c = running_scale(cv)
+            cs, kc, sc = smoothed(c, lambda v, s: HACKING_EFFECT * scale_c)
             # peak of a PEAK_WINDOW-times longer smoothing: a running max of short means is biased up by noise
-            cl = _trailing_mean(cv, PEAK_WINDOW * kc)
-            full = _full(kc, PEAK_WINDOW)
+            cl = trailing_mean(cv, PEAK_WINDOW * kc)
+            full = full_window(kc, PEAK_WINDOW)
             pk = np.maximum.accumulate(np.where(full, cl, -np.inf))
             at_pk = np.maximum.accumulate(np.where(full & (cl >= pk), np.arange(cv.size), 0))
             dc = HACKING_Z * sc * np.sqrt(1.0 / kc + 1.0 / (PEAK_WINDOW * kc))
             # the fall must also matter next to the training reward's own scale: a correctness term that
             # dips from 0 to -0.01 while the format terms jump by 2 is no hacking
-            scale_rc = np.nan_to_num(_on_rows(log, r, scale_r)[np.isfinite(c)], nan=0.0)
+            scale_rc = np.nan_to_num(on_rows(log, r, scale_r)[np.isfinite(c)], nan=0.0)
             cond_c = full & (cs < pk - np.maximum(dc, HACKING_MIN_DROP * np.maximum(scale_c, scale_rc)))
             crow = np.flatnonzero(np.isfinite(c))
-            cond_rows = (_on_rows(log, c, cond_c.astype(float)) > 0.5) & risen_rows
+            cond_rows = (on_rows(log, c, cond_c.astype(float)) > 0.5) & risen_rows
             # format rose significantly since the correctness peak
-            pk_rows = _on_rows(log, c, crow[at_pk].astype(float))
+            pk_rows = on_rows(log, c, crow[at_pk].astype(float))
             pk_idx = np.nan_to_num(pk_rows, nan=0).astype(int)
             dfmt = np.maximum(HACKING_Z * sf_rows * np.sqrt(2.0 / np.maximum(np.nan_to_num(kf_rows, nan=K_MAX), 1)),
                               HACKING_EFFECT * fr_rows)
             cond_rows &= np.nan_to_num(fs_rows - fs_rows[pk_idx] > dfmt, nan=0).astype(bool)
-            kr = _on_rows(log, c, kc.astype(float))
-            for i in _events(cond_rows, np.nan_to_num(kr, nan=K_MAX).astype(int)):
+            kr = on_rows(log, c, kc.astype(float))
+            for i in sustained_events(cond_rows, np.nan_to_num(kr, nan=K_MAX).astype(int)):
                 events.append({"step": int(log.steps[i]), "kind": f"{col} fell", "delta_train": rise_rows[i]})
-    return _result("reward_hacking", " vs ".join(signals), thr, events)
+    return detection("reward_hacking", " vs ".join(signals), thr, events)
 

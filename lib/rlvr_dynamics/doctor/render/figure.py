@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...runs.logs import RunLog
-from .summary import _fmt, display_status, noise_only_line, run_name_from_path, verdict_of
+from .summary import fmt_value, display_status, noise_only_line, run_name_from_path, verdict_of
 
 LAW_STYLE = {"single_exponential": ("tab:blue", "first order"), "overdamped": ("tab:green", "overdamped"),
              "oscillatory": ("tab:red", "oscillatory")}
@@ -260,7 +260,7 @@ def figure_caption(log: RunLog, report: dict[str, Any], fig) -> str:
         parts.append("Third: the dynamics fields logged by the callback or the live doctor vs step ("
                      + ", ".join(drawn) + ")" + ("; each scaled to [0, 1], its range in the legend"
                                                  if getattr(fig, "rlvr_dynamics_scaled", False) else "") +
-                     (f"; constant, not drawn: " + ", ".join(f"{_bare(c)} = {_fmt(v)}" for c, v in constant.items()
+                     (f"; constant, not drawn: " + ", ".join(f"{_bare(c)} = {fmt_value(v)}" for c, v in constant.items()
                                                               if c not in shown) if constant else "") +
                      (f"; not drawn (panel full): {', '.join(rest)}" if rest else "") + ".")
     parts.append("Bottom: the diagnostics timeline, one row per detector: red from its first event on, a triangle at "

@@ -35,7 +35,7 @@ from typing import Any
 
 from ...runs.logs import RunLog
 from .figure import FIG_WIDTH_IN, figure_caption, report_figure
-from .summary import (_event_numbers, _fmt, display_report, fired_summary, hyperparameter_rows,
+from .summary import (event_numbers, fmt_value, display_report, fired_summary, hyperparameter_rows,
                       hyperparameter_sources, hyperparameter_title, noise_only_line, run_name_from_path, verdict_of)
 
 
@@ -78,19 +78,19 @@ def _detector_table(dets: dict[str, Any], max_events: int = 12) -> str:
             events = d.get("events") or [{"step": d.get("step"), **{k: v for k, v in (d.get("detail") or {}).items()
                                                                     if k != "step"}}]
             steps = [e.get("step") for e in events]
-            result = (f"<span class=\"fired\">fired at step {html_lib.escape(_fmt(steps[0]))}</span>" +
-                      (f"<br>{len(steps)} events, at steps {html_lib.escape(_fmt(steps))}" if len(steps) > 1 else ""))
-            items = "".join(f"<li>step {html_lib.escape(_fmt(e.get('step')))}: {html_lib.escape(_event_numbers(e))}"
+            result = (f"<span class=\"fired\">fired at step {html_lib.escape(fmt_value(steps[0]))}</span>" +
+                      (f"<br>{len(steps)} events, at steps {html_lib.escape(fmt_value(steps))}" if len(steps) > 1 else ""))
+            items = "".join(f"<li>step {html_lib.escape(fmt_value(e.get('step')))}: {html_lib.escape(event_numbers(e))}"
                             "</li>" for e in events[:max_events])
             more = f"<li>… {len(events) - max_events} more</li>" if len(events) > max_events else ""
             summary = {k: v for k, v in (d.get("detail") or {}).items() if k != "step" and not isinstance(v, dict)}
-            summary = _event_numbers(summary)
+            summary = event_numbers(summary)
             numbers = f"<ul class=\"events\">{items}{more}</ul>" + (
-                f"summary: {html_lib.escape(summary)}" if summary and summary != _event_numbers(events[0]) else "")
+                f"summary: {html_lib.escape(summary)}" if summary and summary != event_numbers(events[0]) else "")
         else:
             result = "quiet"
             detail = {k: v for k, v in (d.get("detail") or {}).items() if not isinstance(v, dict)}
-            numbers = html_lib.escape(_event_numbers(detail)) if detail else ""
+            numbers = html_lib.escape(event_numbers(detail)) if detail else ""
         rows.append(f"<tr><td>{html_lib.escape(name)}</td><td>{result}</td><td>{numbers}</td>"
                     f"<td>{html_lib.escape(d.get('signal', ''))}</td><td>{html_lib.escape(d.get('threshold', ''))}"
                     "</td></tr>")
@@ -126,8 +126,8 @@ def render_html(log: RunLog, report: dict[str, Any], png: bytes, *, fig=None, na
                  + (f", ζ = {z:.3g}" if z is not None else "") + ").</p>")
     plateau = report.get("plateau") or {}
     if plateau.get("value") is not None:
-        extra += f"<p>Plateau R∞ = {_fmt(plateau['value'])}" + (
-            f" ± {_fmt(plateau['sd'])}" if plateau.get("sd") else "") + "</p>"
+        extra += f"<p>Plateau R∞ = {fmt_value(plateau['value'])}" + (
+            f" ± {fmt_value(plateau['sd'])}" if plateau.get("sd") else "") + "</p>"
     dets = report.get("diagnostics") or {}
     fired = fired_summary(dets)
     quiet = [n for n, d in dets.items() if d.get("available", True) and not d.get("fired")]

@@ -58,7 +58,7 @@ def run_name_from_path(path: str | os.PathLike) -> str:
     return p.name or str(path)
 
 
-def _fmt(x: Any, digits: int = 4) -> str:
+def fmt_value(x: Any, digits: int = 4) -> str:
     if x is None:
         return "n/a"
     if isinstance(x, bool):
@@ -68,7 +68,7 @@ def _fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, (float, np.floating)):
         return f"{float(x):.{digits}g}" if math.isfinite(x) else str(float(x))
     if isinstance(x, (list, tuple)):
-        uniq = list(dict.fromkeys(_fmt(v, digits) for v in x))
+        uniq = list(dict.fromkeys(fmt_value(v, digits) for v in x))
         return ", ".join(uniq)
     return str(x)
 
@@ -208,8 +208,8 @@ def display_report(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _event_numbers(event: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {_fmt(v)}" for k, v in event.items() if k != "step" and v is not None)
+def event_numbers(event: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {fmt_value(v)}" for k, v in event.items() if k != "step" and v is not None)
 
 
 def fired_summary(dets: dict[str, Any]) -> list[str]:
@@ -221,9 +221,9 @@ def fired_summary(dets: dict[str, Any]) -> list[str]:
         steps = [e.get("step") for e in d.get("events") or []] or [d.get("step")]
         first = (d.get("events") or [None])[0] or {k: v for k, v in (d.get("detail") or {}).items()
                                                    if not isinstance(v, (list, dict))}
-        lines.append(f"{name} at step {_fmt(steps[0])}" +
-                     (f" (events at steps {_fmt(steps)})" if len(steps) > 1 else "") +
-                     (f": {_event_numbers(first)}" if _event_numbers(first) else ""))
+        lines.append(f"{name} at step {fmt_value(steps[0])}" +
+                     (f" (events at steps {fmt_value(steps)})" if len(steps) > 1 else "") +
+                     (f": {event_numbers(first)}" if event_numbers(first) else ""))
     return lines
 
 

@@ -100,14 +100,14 @@ def _clean(obj):
     return obj
 
 
-def _quiet(name: str, signal: str, thr: str, detail: dict | None = None) -> Detection:
+def quiet_detection(name: str, signal: str, thr: str, detail: dict | None = None) -> Detection:
     return Detection(name, True, False, None, signal, thr, detail or {})
 
 
-def _result(name: str, signal: str, thr: str, events: list[dict], detail: dict | None = None) -> Detection:
+def detection(name: str, signal: str, thr: str, events: list[dict], detail: dict | None = None) -> Detection:
     events = sorted(events, key=lambda e: e["step"])
     if not events:
-        return _quiet(name, signal, thr, detail)
+        return quiet_detection(name, signal, thr, detail)
     return Detection(name, True, True, int(events[0]["step"]), signal, thr, {**(detail or {}), **events[0]}, events)
 
 
@@ -154,20 +154,20 @@ def noise_window(sigma, effect, *, z: float = Z_WINDOW, k_min: int = K_MIN, k_ma
     return np.clip(k, k_min, k_max).astype(int)
 
 
-def _trailing_mean(y: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Mean of y[i−k_i+1 … i] (fewer at the start: ``_full`` tells where the window is complete)."""
+def trailing_mean(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Mean of y[i−k_i+1 … i] (fewer at the start: ``full_window`` tells where the window is complete)."""
     c = np.concatenate([[0.0], np.cumsum(y)])
     j = np.arange(1, y.size + 1)
     lo = np.maximum(0, j - k)
     return (c[j] - c[lo]) / (j - lo)
 
 
-def _full(k: np.ndarray, factor: int = 2) -> np.ndarray:
+def full_window(k: np.ndarray, factor: int = 2) -> np.ndarray:
     """Rows with at least factor·k values behind them (a baseline and a test window)."""
     return np.arange(1, k.size + 1) >= factor * k
 
 
-def _trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+def trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
     """t-statistic of the least-squares slope of y on its index over the trailing k_i rows (0 where k_i < 4)."""
     n = y.size
     x = np.arange(n, dtype=float)
@@ -188,7 +188,7 @@ def _trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where((s0 >= 4) & np.isfinite(b), t, 0.0)
 
 
-def _events(cond: np.ndarray, sustain: np.ndarray | int, rearm: np.ndarray | None = None) -> list[int]:
+def sustained_events(cond: np.ndarray, sustain: np.ndarray | int, rearm: np.ndarray | None = None) -> list[int]:
     """Rows where ``cond`` has held on ``sustain`` consecutive rows while armed; after an event the detector is
     disarmed until ``rearm`` holds (default: ``cond`` false on ``sustain`` consecutive rows)."""
     cond = np.asarray(cond, dtype=bool)
@@ -216,29 +216,29 @@ def _events(cond: np.ndarray, sustain: np.ndarray | int, rearm: np.ndarray | Non
     return out
 
 
-def _ffill(y: np.ndarray) -> np.ndarray:
+def forward_fill(y: np.ndarray) -> np.ndarray:
     """Carry the last finite value forward (NaN before the first)."""
     ok = np.isfinite(y)
     pos = np.maximum.accumulate(np.where(ok, np.arange(y.size), -1))
     return np.where(pos >= 0, y[np.maximum(pos, 0)], np.nan)
 
 
-def _on_rows(log: RunLog, y: np.ndarray, values: np.ndarray) -> np.ndarray:
+def on_rows(log: RunLog, y: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Values computed on y's finite rows, carried forward onto every row of the log."""
     out = np.full(log.steps.size, np.nan)
     out[np.isfinite(y)] = values
-    return _ffill(out)
+    return forward_fill(out)
 
 
-def _smoothed(y: np.ndarray, effect_fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def smoothed(y: np.ndarray, effect_fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(smoothed, k, σ) of the finite values of y with the noise-scaled window for ``effect_fn(σ)``."""
     v = y[np.isfinite(y)]
     sig = causal_sigma(v)
     k = noise_window(sig, effect_fn(v, sig))
-    return _trailing_mean(v, k), k, sig
+    return trailing_mean(v, k), k, sig
 
 
-def _upper_gate(log: RunLog, reward_bounds, fraction: float = GATE_FRACTION) -> np.ndarray:
+def upper_gate(log: RunLog, reward_bounds, fraction: float = GATE_FRACTION) -> np.ndarray:
     """True on rows where the smoothed reward is within ``fraction`` (default GATE_FRACTION) of the bound width
     below the upper reward bound (causal)."""
     steps, r = log.reward_curve()
@@ -249,15 +249,15 @@ def _upper_gate(log: RunLog, reward_bounds, fraction: float = GATE_FRACTION) -> 
     else:
         unit = np.logical_and.accumulate((r >= 0) & (r <= 1))
         lo, hi = np.where(unit, 0.0, np.nan), np.where(unit, 1.0, np.nan)
-    s, _, _ = _smoothed(r, lambda v, sig: np.full(v.size, GATE_FRACTION * (np.nanmax(hi) - np.nanmin(lo))
+    s, _, _ = smoothed(r, lambda v, sig: np.full(v.size, GATE_FRACTION * (np.nanmax(hi) - np.nanmin(lo))
                                                    if np.isfinite(hi).any() else np.nan))
     near = np.where(np.isfinite(hi), s >= hi - fraction * (hi - lo), False)
     out = np.zeros(log.steps.size)
     out[ok] = near
-    return _ffill(np.where(ok, out, np.nan)) > 0.5
+    return forward_fill(np.where(ok, out, np.nan)) > 0.5
 
 
-def _unit_reward(log: RunLog, reward_bounds) -> np.ndarray:
+def unit_reward(log: RunLog, reward_bounds) -> np.ndarray:
     """(R − lo)/(hi − lo) on every row with the declared bounds, else with (0, 1) on the rows where every reward so
     far lies in [0, 1] (causal); NaN where no bound is known or no reward is logged."""
     r = log.reward
@@ -269,7 +269,7 @@ def _unit_reward(log: RunLog, reward_bounds) -> np.ndarray:
     return np.where(unit & np.isfinite(r), r, np.nan)
 
 
-def _stalled(log: RunLog) -> np.ndarray:
+def stalled(log: RunLog) -> np.ndarray:
     """True on rows where learning has stalled: the t-statistic of the reward's least-squares slope over the
     trailing W = max(STALL_SPAN·k, STALL_MIN, STALL_FRACTION·rows so far) reward rows is below STALL_T (k: the noise window for an effect of
     STALL_EFFECT × the reward's running range), i.e. no significant gain lately (causal)."""
@@ -279,25 +279,25 @@ def _stalled(log: RunLog) -> np.ndarray:
     if rv.size == 0:
         return np.zeros(log.steps.size, bool)
     sig = causal_sigma(rv)
-    k = noise_window(sig, STALL_EFFECT * _running_scale(rv))
-    t = _trailing_slope_t(rv, np.maximum(np.maximum(STALL_SPAN * k, STALL_MIN),
+    k = noise_window(sig, STALL_EFFECT * running_scale(rv))
+    t = trailing_slope_t(rv, np.maximum(np.maximum(STALL_SPAN * k, STALL_MIN),
                                          (STALL_FRACTION * np.arange(1, rv.size + 1)).astype(int)))
-    return np.nan_to_num(_on_rows(log, r, (t < STALL_T).astype(float)), nan=1.0) > 0.5
+    return np.nan_to_num(on_rows(log, r, (t < STALL_T).astype(float)), nan=1.0) > 0.5
 
 
 
-def _running_scale(v: np.ndarray) -> np.ndarray:
+def running_scale(v: np.ndarray) -> np.ndarray:
     """Causal scale of a series: the running max − running min of its values (at least 1e-12)."""
     return np.maximum(np.maximum.accumulate(v) - np.minimum.accumulate(v), 1e-12)
 
 
-def _running_initial_mean(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+def running_initial_mean(v: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Mean of the first k_i values at each row i (k_i ≤ i + 1)."""
     kk = np.minimum(k, np.arange(1, v.size + 1))
     return np.cumsum(v)[kk - 1] / kk
 
 
-def _running_initial_median(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+def running_initial_median(v: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Median of the first k_i values at each row i (k_i ≤ i + 1), computed once per distinct k."""
     out = np.empty(v.size)
     kk = np.minimum(k, np.arange(1, v.size + 1))
