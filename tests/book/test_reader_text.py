@@ -57,14 +57,14 @@ def test_built_pages_are_scanned_outside_code_math_and_the_allowed_pages(tmp_pat
     (tmp_path / "bad.html").write_text(_page("<p>Seen in the spec, §3.5: gain [] with dr_grpo.</p>"))
     sub = tmp_path / "_generated"
     sub.mkdir()
-    (sub / "practice.html").write_text(_page("<p>the audit of the spec</p>"))   # an allowed page, for now
-    found = bc.reader_text_problems(tmp_path)
+    (sub / "practice.html").write_text(_page("<p>the audit of the spec</p>"))   # allowed only when asked
+    assert bc.READER_TEXT_ALLOWED_PAGES == ()
+    assert set(bc.reader_text_problems(tmp_path)) == {"bad.html", "_generated/practice.html"}
+    found = bc.reader_text_problems(tmp_path, allowed=("_generated/*.html",))
     assert set(found) == {"bad.html"}, found
     text = " ".join(found["bad.html"])
     for phrase in ('"spec"', '"§"', '"[]"', '"dr_grpo"'):
         assert phrase in text, (phrase, text)
-    assert "_generated/practice.html" in bc.READER_TEXT_ALLOWED_PAGES
-    assert "_generated/practice.html" in bc.reader_text_problems(tmp_path, allowed=())
 
 
 def test_prose_turns_private_references_raw_values_and_code_names_into_reader_text():
@@ -119,3 +119,16 @@ def test_a_damping_reading_says_what_its_ratio_says():
     assert "underdamped, so not scored" in damping_words("ζ = 0.40, too overdamped to score, x")
     with pytest.raises(ValueError, match="damping_ratio"):
         damping_regime(float("nan"))
+
+
+def test_generated_doctor_markdown_becomes_reader_text(tmp_path):
+    from rlvr_dynamics.book.reader_copies import READER_DIR, write_reader_copies
+    (tmp_path / "doctor_rules.md").write_text(
+        "| rule | source |\n|---|---|\n| a fall larger than JUMP_OVER_LARGEST × the largest | P1 spec §4 |\n"
+        "reward_hacking fires (P2-C6); `kept_code` and $x_{ref}$ stay.\n")
+    (path,) = write_reader_copies(tmp_path)
+    assert path == tmp_path / READER_DIR / "doctor_rules.md"
+    out = path.read_text()
+    assert "`JUMP_OVER_LARGEST`" in out and "`reward_hacking`" in out and "`kept_code`" in out and "$x_{ref}$" in out
+    assert "spec" not in out and "§" not in out and "P1's four diagnostics" in out
+    assert "{ref}`P2-C6 <claim-p2-c6>`" in out

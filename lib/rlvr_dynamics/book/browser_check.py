@@ -9,7 +9,8 @@ output) holds no tracker language (``issue 9``) and no notebook parameter names 
 figure has a numbered caption with text (every output image sits in a figure). Every page is opened again at
 :data:`NARROW_VIEWPORT` (390 px), where it must not scroll horizontally; :data:`NARROW_PAGES` must also hold every
 other layout rule there.
-On a notebook page (``executed/``) a verdict badge sits above the first figure. On the explorer page, moving each
+On a notebook page (``executed/``) a verdict badge sits above the first figure, and the first figure starts at most
+:data:`MAX_FIRST_FIGURE_PX` down the page (the page leads with its key figure). On the explorer page, moving each
 slider changes the plot. Optionally saves a screenshot of one page (the README's picture of the book).
 
 Uses Debian's ``chromium`` driven by ``playwright`` (Python) with ``executable_path``: no browser download.
@@ -35,11 +36,15 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-dev-shm-usage"]
 
 
-VIEWPORT = {"width": 1400, "height": 900}
+VIEWPORT = {"width": 1280, "height": 900}
 """Window size of the check: the width at which nothing may scroll horizontally."""
+MAX_FIRST_FIGURE_PX = 1200
+"""A notebook page leads with its key figure: the first figure's top is at most this far down the page, in a
+:data:`VIEWPORT`-wide window."""
 NARROW_VIEWPORT = {"width": 390, "height": 900}
-"""A phone-width window: every page is checked at this width too for horizontal page scroll (wide tables, code and
-display math scroll in their own box), and :data:`NARROW_PAGES` for every layout rule."""
+"""A phone-width window: every page is checked at this width too (the same loaded page, its window narrowed) for
+horizontal page scroll (wide tables, code and display math scroll in their own box), and :data:`NARROW_PAGES` for
+every layout rule."""
 NARROW_PAGES = ("scorecard.html", "intro.html")
 """Pages whose layout must also hold at :data:`NARROW_VIEWPORT` (tables of badges)."""
 
@@ -62,16 +67,10 @@ READER_TEXT_RULES: tuple[tuple[str, "re.Pattern[str]"], ...] = (
 a name with an underscore whose first part is not one letter or a Greek letter's name (``K_ref`` and ``eta_c`` are
 symbols written in ASCII, ``dr_grpo`` is code)."""
 
-READER_TEXT_ALLOWED_PAGES = (
-    # The run doctor's pages are being rewritten at the same time by whoever works on the doctor (issue 37's other
-    # half); their hits are listed in that work. Empty this list when they are clean: the check then covers them.
-    "diagnose.html",
-    "own-runs.html",
-    "doctor*.html",            # doctor-design-notes, doctor-benchmark and any other doctor page
-    "_generated/practice.html",
-)
-"""Built pages (paths under the HTML folder, ``fnmatch`` patterns) that :func:`reader_text_problems` skips, for
-now."""
+READER_TEXT_ALLOWED_PAGES: tuple[str, ...] = ()
+"""Built pages (paths under the HTML folder, ``fnmatch`` patterns) that :func:`reader_text_problems` skips: none.
+An entry needs a reason written beside it (a page whose text the reader must see verbatim); generated Markdown that
+other layers write is made reader text by :mod:`.reader_copies`, never skipped."""
 
 READER_TEXT_SKIP = "pre, code, kbd, samp, .math, mjx-container, script, style, .cell_input, .headerlink, .admonition.note"
 """What is not reader text: code, printed output, math, the folded provenance box (it names parameters)."""
@@ -133,6 +132,8 @@ class PageReport:
     """Verdict badges on the page."""
     sliders_checked: int = 0
     """Explorer sliders moved and seen to change the plot."""
+    first_figure_px: float | None = None
+    """Top of the page's first figure, in px from the top of the page (notebook pages; None elsewhere)."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -207,9 +208,14 @@ _LAYOUT_JS = """() => {
             const y0 = badges[0].getBoundingClientRect().top, y1 = firstFig.getBoundingClientRect().top;
             if (!above || y0 >= y1) out.problems.push('the first verdict badge is not above the first figure');
         }
+        if (firstFig) {
+            out.first_figure_px = Math.round(firstFig.getBoundingClientRect().top + window.scrollY);
+            if (window.innerWidth >= 1000 && out.first_figure_px > __MAX_FIRST_FIGURE__)
+                out.problems.push(`the first figure starts ${out.first_figure_px} px down (at most __MAX_FIRST_FIGURE__)`);
+        }
     }
     return out;
-}"""
+}""".replace("__MAX_FIRST_FIGURE__", str(MAX_FIRST_FIGURE_PX))
 
 _EXPLORER_JS = """() => {
     const root = document.getElementById('rlvr-explorer');
@@ -294,8 +300,7 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
                     f"request failed: {req.url} ({req.failure})") if req.url.startswith(base) else None)
                 page.on("response", lambda resp, report=report: report.problems.append(
                     f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
-                page.goto(base + rel, wait_until="load", timeout=timeout_ms)
-                page.wait_for_load_state("networkidle", timeout=timeout_ms)
+                page.goto(base + rel, wait_until="load", timeout=timeout_ms)   # images and scripts loaded
                 has_mathjax = page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')")
                 if has_mathjax:
                     page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
@@ -325,25 +330,22 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
                 if explorer is not None:
                     report.sliders_checked = explorer["checked"]
                     report.problems += explorer["problems"]
+                report.first_figure_px = layout.get("first_figure_px")
                 if screenshot is not None and rel == screenshot_page:
                     page.set_viewport_size({"width": VIEWPORT["width"], "height": screenshot_height})
                     page.wait_for_timeout(300)
                     page.screenshot(path=str(screenshot), full_page=False)
-                page.close()
                 reports.append(report)
-            narrow = browser.new_context(viewport=NARROW_VIEWPORT)
-            for rel in pages:
-                report = PageReport(f"{rel} @ {NARROW_VIEWPORT['width']} px")
-                page = narrow.new_page()
-                page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
-                page.goto(base + rel, wait_until="load", timeout=timeout_ms)
-                page.wait_for_load_state("networkidle", timeout=timeout_ms)
+                # the same page at phone width: no second load
+                narrow = PageReport(f"{rel} @ {NARROW_VIEWPORT['width']} px")
+                page.set_viewport_size(NARROW_VIEWPORT)
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 layout = page.evaluate(_LAYOUT_JS)
-                report.figures, report.badges = layout["figures"], layout["badges"]
-                report.problems += [p for p in layout["problems"]
+                narrow.figures, narrow.badges = layout["figures"], layout["badges"]
+                narrow.problems += [p for p in layout["problems"]
                                     if rel in NARROW_PAGES or p.startswith("page scrolls horizontally")]
                 page.close()
-                reports.append(report)
+                reports.append(narrow)
             browser.close()
     finally:
         server.shutdown()

@@ -9,7 +9,8 @@
    need no edits). The untransformed copy is kept as ``executed/<id>.raw.ipynb``;
 3. write ``_toc.yml``, the chapter pages, the scorecard (one row per claim), the claims appendix (one page per
    paper, an anchor per claim), the landing page's results (``_generated/landing.md``, included by ``intro.md``),
-   the downloads page and the explorer's precomputed data;
+   the downloads page, the explorer's precomputed data and the reader copies of the generated Markdown the
+   doctor's pages include (:mod:`.reader_copies`);
 4. unpack MathJax 3 from the npm registry (cached) into ``_mathjax`` so that the book renders math offline;
 5. run ``jupyter-book build -W -n --keep-going``: a warning or a broken reference fails the build;
 6. check the reader text of every built page (:func:`.browser_check.reader_text_problems`: no "spec" or "§", no
@@ -52,6 +53,7 @@ from .explorer import write_explorer_data
 from .markup import GENERATED, load_verdicts, per_claim
 from .pages import make_pages
 from .findings import practice_markdown
+from .reader_copies import write_reader_copies
 from .site_pages import (appendix_markdown, landing_markdown, paper_pages_markdown, scorecard_markdown,
                          write_downloads, write_scorecard_downloads, gallery_markdown, write_headline_figures,
                          write_toc)
@@ -184,6 +186,7 @@ def write_generated(book_dir: Path, entries: list[NotebookEntry]) -> None:
     atomic_write_text(gen / "practice.md", practice_markdown(book_dir, [r for v in verdicts for r in v["evidence"]],
                                                              verdicts))
     write_explorer_data(book_dir)
+    write_reader_copies(book_dir)
 
 
 def build_book(book_dir: Path = BOOK_DIR, execute: str = "stale", progress: bool = True,

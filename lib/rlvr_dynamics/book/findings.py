@@ -146,7 +146,7 @@ def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
             if m else "the panel grid is being trained")
     complete = bool(m) and m.group(1) == m.group(2)
     out = [f"## 7. On a pretrained LM (SmolLM2-135M): the rows {'decided on the complete grid' if complete else 'decided so far'}\n",
-           f"The paper's setting at CPU size: SmolLM2-135M-Instruct (from its Q4_1 GGUF) trained with TRL's GRPO (AdamW, no warm-up) on "
+           f"The paper's setting at CPU size: SmolLM2-135M-Instruct (from its 4-bit GGUF file) trained with TRL's GRPO (AdamW, no warm-up) on "
            f"two-digit addition, scored on a fixed panel of 256 held-out prompts; {done} "
            f"({page('grpo_smollm', 'SmolLM2 panel')}). Each row below is decided by the rule fixed before the runs, "
            "on the runs it names:\n"]

@@ -118,7 +118,8 @@ def logging_section(book_dir: Path) -> list[str]:
     from ..doctor.signals import CORRECTNESS_WORDS, FORMAT_WORDS
     subs = sorted(c for c in columns if c.startswith("rewards/") and c.endswith("/mean"))
     rows.append("| sub-rewards | `rewards/<function>/mean`, one per reward function: a correctness term when the name "
-                f"holds {'/'.join(CORRECTNESS_WORDS)}, a format term when it holds {'/'.join(FORMAT_WORDS)} | "
+                f"holds {', '.join(f'`{w}`' for w in CORRECTNESS_WORDS)}, a format term when it holds "
+                f"{', '.join(f'`{w}`' for w in FORMAT_WORDS)} | "
                 + (f"TRL ({', '.join(f'`{c}`' for c in subs)})" if subs else "not in the reference runs' logs")
                 + f" | {used(uses['sub_rewards'])} (needs a correctness and a format term) |")
     out = ["## 9. What to log for the run doctor, and what it costs\n",
