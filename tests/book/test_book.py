@@ -1,6 +1,6 @@
 """The book builds offline with warnings as errors; every page opens with its verdicts, folds its code, numbers and
 captions its figures; the scorecard has one row per claim; the explorer reacts to its sliders; it opens in headless
-Chromium with every figure and formula rendered and nothing wider than a 1400 px window; and nbval really fails
+Chromium with every figure and formula rendered and nothing wider than a 1280 px window, each notebook page's first figure in its first 1,200 px; and nbval really fails
 when a stored claims output changes."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from rlvr_dynamics.book import build, claims, markup, pages, registry, site_pages
-from rlvr_dynamics.book.browser_check import check_book, find_chromium
+from rlvr_dynamics.book.browser_check import MAX_FIRST_FIGURE_PX, check_book, find_chromium
 
 from rlvr_dynamics.paths import RUNS_DIR
 from test_notebooks import fastest_notebook
@@ -41,9 +41,10 @@ def test_book_has_a_page_per_notebook_one_scorecard_row_per_claim_and_the_reader
         page = (html / "executed" / f"{e.id}.html").read_text(encoding="utf-8")
         assert "Provenance" in page and f"notebooks/{e.id}.ipynb" in page
         assert "Results on this page" in page and "verdict-badge" in page
-        # the results box comes before the first figure and the provenance comes last
+        # the page leads with its result: the reading, then the key figure, then the results box; provenance last
         if "<figure" in page:
-            assert page.index("Results on this page") < page.index("<figure")
+            assert page.index("The result.") < page.index("<figure") < page.index("Results on this page")
+            assert "What this page tests, and how" in page
         assert page.index("Results on this page") < page.index("Provenance")
         assert "&lt;matplotlib" not in page
     known = claims.checklist()
@@ -97,6 +98,9 @@ def test_book_opens_offline_in_chromium_with_math_figures_captions_and_a_working
         assert by_page[f"executed/{e.id}.html"].badges >= len(e.claims), e.id
     # every figure of every page is a numbered, captioned <figure> (the check above fails on any that is not)
     assert sum(r.figures for r in reports if r.page.startswith("executed/") and " @ " not in r.page) == built_figures
+    # every notebook page leads with its key figure (the check above fails a page whose first figure is lower)
+    first = {p: r.first_figure_px for p, r in by_page.items() if p.startswith("executed/") and " @ " not in p}
+    assert first and all(v is not None and v <= MAX_FIRST_FIGURE_PX for v in first.values()), first
     assert by_page["explorer.html"].sliders_checked == 4
     assert by_page["scorecard.html"].badges >= len(claims.checklist())
     assert shot.stat().st_size > 20_000

@@ -17,10 +17,13 @@
    words about how the work was done, no code name outside a code span, no raw Python value): a hit fails the
    build, naming the page and the phrase.
 
-Page layout (:func:`.pages.book_page`), top to bottom: the title; a **results box** per claim the page records (the
+Page layout (:func:`.pages.book_page`), top to bottom: the title; **the result**: a reading of 3–5 sentences (per
+claim its headline verdict, the deciding measurement on this page and the pass rule; whether the rule was amended)
+above the page's **key figure** (:func:`.pages.key_figure`: the first figure of the section that tests the page's
+first claim; it keeps its number, a pointer stays where it was); a **results box** per claim the page records (the
 paper's statement from ``book/claims.yml``, what was tested, the paper's and the measured value, the
-pre-registered criterion, a verdict badge and the computed reason); the page's own introduction (claims, spec
-references, open choices: the methods); then the notebook, with every code cell folded (``hide-input``), every
+pre-registered criterion, a verdict badge and the computed reason); the page's own introduction (claims, theory
+references, open choices: the methods), folded; then the notebook, with every code cell folded (``hide-input``), every
 figure numbered and captioned, stray reprs removed and printouts over :data:`MAX_PRINT_LINES` lines folded;
 the provenance box last, folded.
 

@@ -1,5 +1,7 @@
-"""Executed notebook → book page, a build-time transform (the notebooks need no edits): results box first,
-code folded, stray reprs removed, figures numbered and captioned, provenance folded last (see :mod:`.build`).
+"""Executed notebook → book page, a build-time transform (the notebooks need no edits): the page leads with its
+key figure and a reading of its verdicts (:func:`lead_with_key_figure`), then the results box, the page's methods
+folded, the notebook with code folded, stray reprs removed, figures numbered and captioned, provenance folded last
+(see :mod:`.build`).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import nbformat
 
 from .._io import atomic_write_text
 from .markup import (_CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
+                     criterion_text,
                      link_references, md_escape, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
 from .display import damping_words
@@ -160,6 +163,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     section_claims: list[str] = []
     section_context = False           # a "Context" (sub)section: its figures show the context rows
     noted: set[tuple[str, bool]] = set()
+    figures: list[tuple[Any, list[str], bool, int]] = []   # (figure cell, its section's claims, context?, number)
     for cell in cells:
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
@@ -179,7 +183,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                 box.metadata["tags"] = ["rlvr-results"]
                 out_cells.append(box)
                 if rest:
-                    out_cells.append(nbformat.v4.new_markdown_cell(link_references(rest, entry.paper)))
+                    out_cells.append(nbformat.v4.new_markdown_cell(methods_fold(link_references(rest, entry.paper))))
                 continue
             cell.source = link_references(src, entry.paper)
             out_cells.append(cell)
@@ -230,6 +234,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                     "caption": text,
                     "name": f"fig-{entry.id.replace('_', '-')}-{fig_no}"}}
                 extra.metadata["tags"].append("rlvr-figure")
+                figures.append((extra, list(section_claims), section_context, fig_no))
             elif claims_cell or _output_lines(group) > MAX_PRINT_LINES:
                 extra.metadata["tags"].append("hide-output")
             out_cells.append(extra)
@@ -242,6 +247,8 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
                     if note is not None:
                         out_cells.append(note)
     out_cells = _merge_quiet_code(out_cells)
+    if figures:
+        out_cells = lead_with_key_figure(out_cells, figures, entry, rows, verdicts, page_no)
     for cell in provenance:
         src = cell.source.replace(":class: note\n", ":class: note dropdown\n", 1)
         downloads = (f"\nDownloads: {{download}}`executed notebook </{GENERATED}/downloads/{entry.id}.ipynb>` · "
@@ -256,6 +263,69 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
     nb.cells = out_cells
     nb.metadata.setdefault("rlvr_dynamics", {})["book_page"] = True
     return nb
+
+
+def methods_fold(markdown: str) -> str:
+    """A page's own introduction (claims, theory references, open choices: its methods), folded below the result."""
+    fence = ":" * max(4, max((len(m) for m in re.findall(r"^(:{3,})", markdown, re.M)), default=0) + 1)
+    return f"{fence}{{admonition}} What this page tests, and how\n:class: dropdown rlvr-methods\n\n{markdown}\n{fence}"
+
+
+def key_figure(figures: list[tuple[Any, list[str], bool, int]], entry: NotebookEntry) -> int:
+    """Index (in ``figures``) of the page's key figure, by a fixed rule: the first figure of a section that tests the
+    page's first registered claim that has rows here; else the first figure of any section that tests a claim (not a
+    "Context" section); else the first figure."""
+    tested = [c for _, ids, _, _ in figures for c in ids]
+    main = next((c for c in entry.claims if c in tested), None)
+    for want in ((lambda ids, ctx: main in ids and not ctx), (lambda ids, ctx: bool(ids) and not ctx)):
+        for k, (_, ids, ctx, _) in enumerate(figures):
+            if want(ids, ctx):
+                return k
+    return 0
+
+
+def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], verdicts: dict[str, dict],
+                 label: str) -> str:
+    """The reading above a page's key figure, in 3–5 sentences: per claim (at most three) its headline verdict (the
+    scorecard's function), the deciding measurement on this page and the pass rule it is judged by; whether the rule
+    was fixed before the result; where the figure sits in the argument."""
+    mine = [r for r in rows if r["notebook"] == entry.id]
+    ids = [c for c in claim_ids if c in verdicts] or list(dict.fromkeys(r["id"] for r in mine))[:1]
+    sentences = []
+    for cid in ids[:3]:
+        overall = verdicts[cid]
+        here = [r for r in overall["evidence"] if r["notebook"] == entry.id and r["setting"] != "context"]
+        row = next((r for r in here if r["verdict"] == overall["verdict"]), here[0] if here else None)
+        measured = (f"; on this page ({row['setting']}) it measures {measured_text(row)}" if row else "")
+        rule = criterion_text(cid)
+        sentences.append(f"{badge(overall['verdict'])} **{claim_ref(cid)}** ({statement_text(cid).rstrip('.')}) "
+                         f"reads **{overall['verdict']}** over every page that tests it{measured}, judged by the "
+                         f"rule: pass if {rule.rstrip('.')}.")
+    amended = [c for c in ids[:3] if (verdicts[c].get("provenance") or {}).get("amended")]
+    sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen (the chain of verdicts is "
+                     "in the results box below)." if amended else
+                     "Each rule was fixed before the result.")
+    sentences.append(f"Figure {label} below is the page's key figure; the results box, the methods and every other "
+                     "figure follow it.")
+    return "**The result.** " + " ".join(sentences)
+
+
+def lead_with_key_figure(cells: list[Any], figures: list[tuple[Any, list[str], bool, int]], entry: NotebookEntry,
+                         rows: list[dict], verdicts: dict[str, dict], page_no: int | None) -> list[Any]:
+    """Move the page's key figure (:func:`key_figure`) right under the title, after its reading
+    (:func:`lead_reading`); a one-line pointer stays where the figure was. The figure keeps its number, so every
+    "figure n" in the text still points at it."""
+    cell, ids, _, no = figures[key_figure(figures, entry)]
+    label = f"{page_no}.{no}" if page_no is not None else str(no)
+    k = next(i for i, c in enumerate(cells) if c is cell)
+    pointer = nbformat.v4.new_markdown_cell(f"*Figure {label}, this page's key figure, is shown at the top of the "
+                                            "page.*")
+    pointer.metadata["tags"] = ["rlvr-key-figure-pointer"]
+    cells = cells[:k] + [pointer] + cells[k + 1:]
+    reading = nbformat.v4.new_markdown_cell(lead_reading(entry, ids, rows, verdicts, label))
+    reading.metadata["tags"] = ["rlvr-lead"]
+    cell.metadata["tags"] = sorted(set(cell.metadata["tags"]) | {"rlvr-key-figure"})
+    return cells[:1] + [reading, cell] + cells[1:]
 
 
 def _verdict_note(claim_ids: list[str], entry_id: str, verdicts: dict[str, dict], fig_no: int | str,
