@@ -27,8 +27,12 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 book: $(STAMP)
 	$(VENV)/bin/rlvr-dynamics book
 
+# pytest-xdist: one worker per core (at most 4: each holds torch and a model), each test file and each notebook (its
+# cells share one kernel) on one worker
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
+
 test: $(STAMP)
-	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 screenshot: $(STAMP)
 	$(PY) -c "from rlvr_dynamics.book.browser_check import check_book; check_book('book/_build/html', pages=['intro.html'], screenshot='docs/book.png')"

@@ -35,7 +35,8 @@ from rlvr_dynamics.paths import REPO_ROOT, SHARED_DIR
 
 TABLES = REPO_ROOT / "book" / "doctor_benchmark.md"
 RELIABILITY_PNG = REPO_ROOT / "book" / "diagnose_figures" / "interval_reliability.png"
-TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "lib/rlvr_dynamics/runs/noise.py", "lib/rlvr_dynamics/doctor/forecast.py",
+TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "bench/doctor_eval/corpus_run.py", "bench/doctor_eval/simulated.py",
+                "lib/rlvr_dynamics/runs/noise.py", "lib/rlvr_dynamics/doctor/forecast.py",
                 "lib/rlvr_dynamics/doctor/conformal.py",
                 "lib/rlvr_dynamics/doctor/reading/learning_curves.py", "lib/rlvr_dynamics/doctor/reading/dynamics.py",
                 "lib/rlvr_dynamics/doctor/reading/response_laws.py",
@@ -44,7 +45,7 @@ TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "lib/rlvr_dynamics/runs/noise.py"
                 "bench/doctor_eval/forecasts.py", "bench/doctor_eval/reading.py", "bench/doctor_eval/detectors.py",
                 "bench/doctor_eval/live.py", "bench/doctor_eval/failures.py", "lib/rlvr_dynamics/doctor/precursors.py",
                 "lib/rlvr_dynamics/doctor/status.py", "lib/rlvr_dynamics/doctor/pipeline.py",
-                "lib/rlvr_dynamics/doctor/divergence.py")
+                "lib/rlvr_dynamics/doctor/divergence.py", "lib/rlvr_dynamics/doctor/warning_rule.py")
 """The files whose behaviour the tables describe (repository paths; a ``*`` pattern stands for its files in name
 order): their hash is written with the tables."""
 
@@ -222,79 +223,6 @@ def reliability_figure(bench: dict, path: Path) -> None:
     plt.close(fig)
 
 
-EXAMPLE_SOURCES = ("shared", "cs336", "project", "project-fail", "sim")
-"""Where the worked examples are looked for, in this order (real logs first; simulated runs from the test part)."""
-EXAMPLES_MD = REPO_ROOT / "book" / "doctor_examples.md"
-
-
-def example_runs() -> list[tuple[str, object]]:
-    """One worked example per status (``doctor.status.STATES`` but ``too short``), chosen by a fixed rule: the first
-    run in :data:`EXAMPLE_SOURCES` order (corpus order within a source; simulated runs of the test part only) whose
-    full-log status is that state and whose label agrees with it (a healthy label for ``rising``, ``plateaued`` and
-    ``noise only``; a collapse, unstable or failure label for the six failure states), so that each example shows
-    the doctor right on a run with known truth. ``[(state, run or None)]``."""
-    from rlvr_dynamics.doctor.status import FAILURE_STATES, STATES, decide_status
-
-    wanted = [st for st in STATES if st != "too short"]
-    found: dict[str, object] = {}
-    for source in EXAMPLE_SOURCES:
-        for r in C.load_corpus(sources=(source,)):
-            if source == "sim" and r.split != "test":
-                continue
-            if len(found) == len(wanted):
-                break
-            state = decide_status(r.log, r.reward_bounds).state
-            if state in found or state not in wanted:
-                continue
-            if (state in FAILURE_STATES) == (r.outcome == "healthy"):
-                continue
-            found[state] = r
-    return [(st, found.get(st)) for st in wanted]
-
-
-def examples(folder: Path) -> str:
-    """Write one figure per status (:func:`example_runs`; ``rlvr-dynamics fit … --png``) and the Markdown that shows
-    them, each caption computed from its report: the status with its evidence and what to do, the run and its label,
-    the reading and the detectors that fired (or that the doctor is quiet)."""
-    from rlvr_dynamics.doctor.render.html import write_report
-    from rlvr_dynamics.doctor.pipeline import fit_run
-    from rlvr_dynamics.runs.hyperparams import find_hyperparameters
-
-    parts = []
-    for state, run in example_runs():
-        if run is None:
-            parts.append(f"**{state}**: no run of the corpus with a label that agrees reads this status.\n")
-            print(f"{state}: no example run found; listed as missing", file=sys.stderr)
-            continue
-        k_ref = find_hyperparameters(run.log.source)["refresh_interval"] if run.source in ("project", "project-fail") \
-            else None
-        report = fit_run(run.log, refresh_interval=k_ref, p1_laws=False, reward_bounds=run.reward_bounds or "auto")
-        key = state.replace(" ", "_")
-        png = folder / f"example_{key}.png"
-        write_report(run.log, report, png=png, dpi=80, run_name=run.name)
-        st, dyn = report["status"], report["dynamics"]
-        fired = [f"{name.replace('_', ' ')} at step{'s' if len(d.get('events') or []) > 1 else ''} "
-                 f"{', '.join(str(e['step']) for e in (d.get('events') or [{'step': d['step']}])[:6])}"
-                 for name, d in report["diagnostics"].items() if d["fired"]]
-        label = run.outcome if run.failure_mode is None else f"{run.outcome} ({run.failure_mode.replace('_', ' ')})"
-        at = "" if st["step"] is None else f" at step {st['step']}"
-        caption = (f"**{state.upper()}**{at}"
-                   f" — {st['evidence']}." + (f" *Warning:* {st['warning']}." if st.get("warning") else "") +
-                   (f" *What to do:* {st['action']}." if st.get("action") else "") +
-                   f" Run `{run.name}` ({run.source}, labelled {label}; {run.prompts_per_step or '?'} prompts per step, "
-                   f"{report['n_points']} logged steps). Reading: {dyn['verdict']}"
-                   + (f" — {dyn['reason']}" if dyn.get("reason") else "") + ". Detectors: "
-                   + ("; ".join(fired) if fired else "none fired (the doctor's detectors are quiet on this run)") + ".")
-        parts.append(f"```{{figure}} {png.relative_to(REPO_ROOT / 'book').as_posix()}\n:name: fig-doctor-{key}\n"
-                     f":width: 100%\n\n{caption}\n```\n")
-        print(f"wrote {png.relative_to(REPO_ROOT)}", file=sys.stderr)
-    text = ("<!-- generated by bench/bench_doctor.py --figures; do not edit -->\n" + "\n".join(parts))
-    from rlvr_dynamics._io import atomic_write_text
-
-    atomic_write_text(EXAMPLES_MD, text)
-    return text
-
-
 def live_cost(everies=(1, 5, 10), lengths=(100, 300, 1000)) -> str:
     """Milliseconds of ``RunDoctor.update`` per training step (its refit and stop checks averaged over ``every``
     calls) once the run has logged 100, 300 and 1,000 steps, on a noisy rising reward with entropy, grad norm and
@@ -455,6 +383,7 @@ def main() -> None:
         print(f"wrote {PRECURSORS_MD.relative_to(REPO_ROOT)}", file=sys.stderr)
         return
     if args.figures:
+        from doctor_eval.examples import examples
         examples(REPO_ROOT / "book" / "diagnose_figures")
         return
     if args.live_cost:

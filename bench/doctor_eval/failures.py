@@ -25,6 +25,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from rlvr_dynamics.doctor import precursors as P
+from rlvr_dynamics.doctor import warning_rule as wr
 from rlvr_dynamics.doctor.detectors.collapse import collapse_events
 from rlvr_dynamics.doctor.status import FAILURE_STATES, decide_status
 
@@ -78,7 +79,7 @@ def score_run(run) -> dict[str, Any]:
     out["events"] = [(e.step, e.reported_step, e.kind, e.recovered_step) for e in events]
     rows = np.flatnonzero(np.isfinite(log.reward))
     cross = P.crossings(log, bounds)
-    warn, _ = P.warning_flags(cross, log.steps.size)
+    warn, _ = wr.warning_flags(cross, log.steps.size)
     warn_pts = warn[rows]                       # on the reward's logged points
     out["warning_points"] = int(warn_pts.sum())
     if run.outcome != "collapse":

@@ -13,13 +13,13 @@ def test_unit_response_starts_at_rest(zeta):
     """u(0) = 1 and u'(0) = 0 in every regime (the oscillator started from rest, P1 spec §3.3)."""
     omega0 = 0.3
     h = 1e-5
-    u = C._unit_response(np.array([0.0, h, 2 * h]), zeta, omega0)
+    u = C.unit_response(np.array([0.0, h, 2 * h]), zeta, omega0)
     assert u[0] == pytest.approx(1.0, abs=1e-12)
     assert (u[1] - u[0]) / h == pytest.approx(0.0, abs=1e-3)
     # the ODE itself: ü + 2ζω0 u̇ + ω0² u = 0 at t = 5 by central differences
     t = 5.0
     d = 1e-3
-    um, u0, up = C._unit_response(np.array([t - d, t, t + d]), zeta, omega0)
+    um, u0, up = C.unit_response(np.array([t - d, t, t + d]), zeta, omega0)
     acc, vel = (up - 2 * u0 + um) / d ** 2, (up - um) / (2 * d)
     assert acc + 2 * zeta * omega0 * vel + omega0 ** 2 * u0 == pytest.approx(0.0, abs=1e-5)
 

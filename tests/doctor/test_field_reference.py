@@ -30,7 +30,7 @@ def test_the_book_includes_the_current_tables():
     assert (BOOK_DIR / "doctor_fields.md").read_text() == field_reference.doctor_fields_markdown()
     assert (BOOK_DIR / "callback_fields.md").read_text() == field_reference.callback_fields_markdown()
     page = (BOOK_DIR / "diagnose.md").read_text()
-    assert "{include} doctor_fields.md" in page and "{include} callback_fields.md" in page
+    assert "{include} _generated/reader/doctor_fields.md" in page and "{include} _generated/reader/callback_fields.md" in page
 
 
 def test_write_puts_both_tables_into_a_book_folder(tmp_path):

@@ -22,7 +22,7 @@ def test_the_book_includes_the_current_rule_reference():
     assert (BOOK_DIR / "doctor_rules.md").read_text(encoding="utf-8") == reference.rule_reference(), (
         "book/doctor_rules.md is stale: run `python -c 'from rlvr_dynamics.doctor.detectors import reference; "
         "reference.write()'` (bench/bench_doctor.py --write also writes it)")
-    assert "{include} doctor_rules.md" in (BOOK_DIR / "diagnose.md").read_text(encoding="utf-8")
+    assert "{include} _generated/reader/doctor_rules.md" in (BOOK_DIR / "diagnose.md").read_text(encoding="utf-8")
 
 
 def test_write_puts_the_reference_into_a_book_folder(tmp_path):

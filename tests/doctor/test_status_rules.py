@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.doctor import precursors as pre
+from rlvr_dynamics.doctor import warning_rule as wr
 from rlvr_dynamics.doctor.divergence import MIN_ROWS, detect_divergence
 from rlvr_dynamics.doctor.status import ACTIONS, FAILURE_STATES, crash_z, decide_status
 from rlvr_dynamics.doctor.detectors.collapse import collapse_events
@@ -91,7 +92,7 @@ def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
                 **{"completions/clipped_ratio": clipped})
     for log, warns in ((rising, False), (flat, True)):
         cross = pre.crossings(log, (0, 1))
-        warn, _ = pre.warning_flags(cross, n)
+        warn, _ = wr.warning_flags(cross, n)
         assert cross["length_cap"].any()
         assert bool(warn[60:].any()) is warns
 

@@ -55,7 +55,7 @@ def test_the_book_includes_the_current_status_table():
     assert (BOOK_DIR / status.STATUS_MD).read_text(encoding="utf-8") == status.status_table(), (
         "book/doctor_status.md is stale: run `python -c 'from rlvr_dynamics.doctor import status; "
         "status.write_status_table()'`")
-    assert "{include} doctor_status.md" in (BOOK_DIR / "diagnose.md").read_text(encoding="utf-8")
+    assert "{include} _generated/reader/doctor_status.md" in (BOOK_DIR / "diagnose.md").read_text(encoding="utf-8")
 
 
 def test_write_puts_the_table_into_a_book_folder(tmp_path):

@@ -6,6 +6,9 @@ load (:mod:`rlvr_dynamics.runs`: any log → ``RunLog``) → :mod:`.signals` (so
 → :mod:`.forecast` (intervals: :mod:`.conformal`) → :mod:`.reading` (P1's oscillator, read with evidence) →
 :mod:`.detectors` (one module per failure mode) → :mod:`.report` (one dataclass, :class:`Report`) → :mod:`.render`
 (text, JSON, HTML).
+The status every renderer leads with is :mod:`.status`: the reward's collapse events
+(:mod:`.detectors.collapse`), :mod:`.divergence`, and the precursors' crossings (:mod:`.precursors`) combined into
+the collapse warning (:mod:`.warning_rule`), which warns and never sets a failure status.
 :mod:`.pipeline` runs the stages on one log (:func:`build_report`, :func:`fit_run`); :mod:`.live` runs them on a
 growing prefix; :mod:`.cli` is ``rlvr-dynamics fit``.
 

@@ -418,22 +418,10 @@ def _num(x) -> float | None:
 def field_table() -> list[dict[str, str]]:
     """The module docstring's "Output fields" table as rows ``{"field", "meaning", "unit", "claim"}`` (the one source
     of the field reference; the book's "Diagnose a run" page shows it)."""
-    lines = (__doc__ or "").splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("====") and "  " in line]
-    if len(rules) < 3:
-        return []
-    start, end = rules[1] + 1, rules[2]
-    cols = [(m.start(), m.end()) for m in __import__("re").finditer(r"=+", lines[rules[0]])]
-    rows: list[dict[str, str]] = []
-    for line in lines[start:end]:
-        cells = [line[a:(cols[j + 1][0] if j + 1 < len(cols) else None)].strip() for j, (a, _) in enumerate(cols)]
-        if cells[0]:
-            rows.append({"field": cells[0].strip("`"), "meaning": cells[1], "unit": cells[2], "claim": cells[3]})
-        elif rows:
-            for key, cell in zip(("field", "meaning", "unit", "claim"), cells):
-                if cell and key != "field":
-                    rows[-1][key] = (rows[-1][key] + " " + cell).strip()
-    return rows
+    from .docstring_table import table_rows
+
+    rows = table_rows(__doc__ or "", ("field", "meaning", "unit", "claim"))
+    return [{**row, "field": row["field"].strip("`")} for row in rows]
 
 
 def _float(v) -> float:

@@ -49,6 +49,7 @@ import numpy as np
 from ..runs.logs import RunLog
 from ..runs.noise import noise_ceiling, step_sigma
 from . import precursors as pre
+from . import warning_rule as wr
 from .detectors.collapse import FIRST_POINT, CollapseEvent, collapse_events
 
 STATES = ("too short", "diverged", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable",
@@ -206,16 +207,16 @@ def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> S
     last_row = int(rows[-1])
     if events and events[-1].kind == "pending":
         ev = events[-1]
-        on = pre.signals_on(cross, last_row)
+        on = wr.signals_on(cross, last_row)
         return Status("collapsing", ev.step,
                       f"the reward fell below half its gain at the last logged step {ev.step} (peak {_g(ev.peak)} at "
                       f"step {ev.peak_step} → {_g(ev.value)}); the next logged point confirms or clears it" +
                       (f"; signals on: {', '.join(on)}" if on else ""),
                       {"peak": ev.peak, "peak_step": ev.peak_step, "now": ev.value, "signals": on})
-    warn, _ = pre.warning_flags(cross, log.steps.size)
+    warn, _ = wr.warning_flags(cross, log.steps.size)
     warning = None
-    if warn[max(0, last_row - pre.WARNING_WINDOW + 1): last_row + 1].any():
-        on = pre.signals_on(cross, last_row)
+    if warn[max(0, last_row - wr.WARNING_WINDOW + 1): last_row + 1].any():
+        on = wr.signals_on(cross, last_row)
         text = "; ".join(pre.SIGNAL_MEANING[s] for s in on)
         if "reward_fall" in on and bool(cross["reward_fall"][last_row]):
             return Status("collapsing", int(steps[-1]), "collapse warning with the reward falling: " + text,

@@ -90,7 +90,7 @@ def _run_from_args(args: argparse.Namespace) -> int:
         t = time.time()
         run_dir = run(cfg, runs_dir=root, progress=not args.no_progress, force=args.force)
         info = json.loads((run_dir / "config.json").read_text())
-        if not info.get("complete"):       # asked to stop (runner.GracefulStop): checkpoint written, the rest waits
+        if not info.get("complete"):       # asked to stop (graceful_stop.GracefulStop): checkpoint written, the rest waits
             print(f"    stopped after {time.time() - t:.1f} s with a checkpoint at step {_last_checkpoint_step(cfg, root)}"
                   f"; the same command resumes it", flush=True)
             return 130

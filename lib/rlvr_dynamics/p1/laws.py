@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._checks import as_finite_array, check_in_range, check_int
+from .goodness_of_fit import information_criteria, r_squared
 
 __all__ = [
     "three_phase", "three_phase_critical", "three_phase_underdamped", "single_exponential", "FitResult",
@@ -153,23 +154,6 @@ def time_to_fraction(fn: Callable[[np.ndarray], np.ndarray], r0: float, r_inf: f
 # ---------------------------------------------------------------------------------------------------------------
 # Fit results and goodness of fit
 # ---------------------------------------------------------------------------------------------------------------
-
-def r_squared(y, yhat) -> float:
-    """R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)² (§7.4 check 8); NaN when y is constant (R² undefined)."""
-    y, yhat = np.asarray(y, float), np.asarray(yhat, float)
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    if ss_tot == 0:
-        return math.nan
-    return 1.0 - float(np.sum((y - yhat) ** 2)) / ss_tot
-
-
-def information_criteria(rss: float, n: int, k: int, scale: float = 1.0) -> tuple[float, float]:
-    """(AIC, BIC) = n ln(RSS/n) + 2k, n ln(RSS/n) + k ln n. RSS is floored at n·(1e-12·scale)² so a perfect fit
-    gives a large finite negative value instead of −inf."""
-    rss = max(float(rss), n * (1e-12 * max(scale, 1e-300)) ** 2)
-    ll = n * math.log(rss / n)
-    return ll + 2 * k, ll + k * math.log(max(n, 1))
-
 
 @dataclass
 class FitResult:

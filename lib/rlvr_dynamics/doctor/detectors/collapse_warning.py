@@ -20,7 +20,7 @@ Signals
 Rule
     ``collapsed``: :func:`.collapse.collapse_events` (a short trailing mean below half its running peak above the
     floor, significant against the step noise, confirmed by the next point, or a fall of many SEs at once; from the
-    4th logged point). ``warning``: :func:`~rlvr_dynamics.doctor.precursors.warning_flags` (the reward fallen 25 %
+    4th logged point). ``warning``: :func:`~rlvr_dynamics.doctor.warning_rule.warning_flags` (the reward fallen 25 %
     of its gain with a leading signal in the last 3 points, three leading signals at once, or one that is a failure
     by itself: NaN, completions at the cap, the format lost); an event where it switches on, re-armed when it is
     off. The earlier rule (``collapse_step``): window W = max(6, round(0.1·n)), trailing mean over max(3, W//2),
@@ -42,6 +42,7 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from .. import precursors as pre
+from .. import warning_rule as wr
 from .causal import Detection, detection, trailing_mean
 from .collapse import collapse_events
 
@@ -70,13 +71,13 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
                        "recovered_step": e.recovered_step})
     if cross is None:
         cross = pre.crossings(log, reward_bounds)
-    warn, count = pre.warning_flags(cross, log.steps.size)
+    warn, count = wr.warning_flags(cross, log.steps.size)
     rows = np.flatnonzero(np.isfinite(log.reward))
     on = warn[rows]
     starts = np.flatnonzero(on & ~np.r_[False, on[:-1]])
     for j in starts:
         i = int(rows[j])
-        events.append({"step": int(log.steps[i]), "kind": "warning", "signals": pre.signals_on(cross, i),
+        events.append({"step": int(log.steps[i]), "kind": "warning", "signals": wr.signals_on(cross, i),
                        "precursors": int(count[i])})
     signal = log.reward_column + (f" (precursors: {', '.join(k for k in cross if k != 'reward_fall')})"
                                   if len(cross) > 1 else "")
