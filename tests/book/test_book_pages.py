@@ -64,9 +64,20 @@ def page():
     return pages.book_page(_notebook(), _entry(), ROWS, verdicts)
 
 
-def test_results_box_comes_right_after_the_title_with_a_badge_per_claim(page):
+def test_page_leads_with_a_reading_and_its_key_figure_then_the_results_box(page):
     assert page.cells[0].source == "# Demo page"
-    box = page.cells[1].source
+    reading, key = page.cells[1], page.cells[2]
+    assert "rlvr-lead" in reading.metadata["tags"] and reading.source.startswith("**The result.**")
+    # per claim of the key figure's section its headline badge, the deciding measurement and the pass rule
+    assert reading.source.count("verdict-badge") == 1 and "{ref}`P1-C2 <claim-p1-c2>`" in reading.source
+    assert "judged by the rule: pass if" in reading.source and 3 <= reading.source.count(". ") + 1 <= 6
+    assert "rlvr-key-figure" in key.metadata["tags"] and "rlvr-figure" in key.metadata["tags"]
+    # the key figure keeps its number; a pointer stays where it was
+    no = key.metadata["mystnb"]["figure"]["name"].rsplit("-", 1)[1]
+    assert f"Figure {no}" in reading.source
+    assert any("rlvr-key-figure-pointer" in c.metadata.get("tags", []) and f"Figure {no}," in c.source
+               for c in page.cells)
+    box = page.cells[3].source
     assert "rlvr-results" in box
     # one badge per evidence row and one headline badge per claim
     assert box.count("verdict-badge") == 4 and "verdict-partial" in box and "verdict-pass" in box
@@ -122,7 +133,8 @@ def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch
 
 
 def test_claim_ids_and_spec_sections_link_to_the_appendix_outside_code(page):
-    intro = page.cells[2].source
+    intro = page.cells[4].source
+    assert intro.startswith("::::{admonition} What this page tests, and how") and ":class: dropdown" in intro
     assert "{ref}`P1-C2 <claim-p1-c2>`" in intro
     assert "{ref}`P1's regimes and thresholds <theory-sources-p1>`" in intro   # a citation, not a private section
     assert "spec" not in intro and "§" not in intro

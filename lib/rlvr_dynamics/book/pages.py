@@ -13,8 +13,8 @@ from typing import Any
 import nbformat
 
 from .._io import atomic_write_text
-from .markup import (_CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
-                     criterion_text,
+from .markup import (CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
+                     amendment_mark, chain_text, criterion_text,
                      link_references, md_escape, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
 from .display import damping_words
@@ -60,7 +60,7 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
                          f"measured {measured_text(r)}")
         n_pages = len({e["notebook"] for e in overall["evidence"]})
         where = f"over the {n_pages} pages that test it" if n_pages > 1 else "this page is its only evidence"
-        lines.append(f"- **Headline verdict** {badge(overall['verdict'])} ({where}; see the "
+        lines.append(f"- **Headline verdict** {badge(overall['verdict'])}{amendment_mark(overall)} ({where}; see the "
                      f"{{doc}}`scorecard </scorecard>`)" + (
                          f"; this page: " + ", ".join(f"{s} {badge(v)}" for s, v in cells.items())
                          if len(cells) > 1 else ""))
@@ -170,7 +170,7 @@ def book_page(nb: Any, entry: NotebookEntry, rows: list[dict], verdicts: dict[st
             src = cell.source
             heading = re.match(r"\s*#{2,4}\s+([^\n]+)", src)
             if heading:
-                ids = [c for c in _CLAIM_ID.findall(heading.group(1)) if c in mine]
+                ids = [c for c in CLAIM_ID.findall(heading.group(1)) if c in mine]
                 section_context = "context" in heading.group(1).lower()
                 if ids or not section_context:   # a Context subsection without ids keeps its section's claims
                     section_claims = ids
@@ -299,11 +299,12 @@ def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], v
         measured = (f"; on this page ({row['setting']}) it measures {measured_text(row)}" if row else "")
         rule = criterion_text(cid)
         sentences.append(f"{badge(overall['verdict'])} **{claim_ref(cid)}** ({statement_text(cid).rstrip('.')}) "
-                         f"reads **{overall['verdict']}** over every page that tests it{measured}, judged by the "
+                         f"reads **{overall['verdict']}**{amendment_mark(overall)} over every page that tests it"
+                         f"{measured}, judged by the "
                          f"rule: pass if {rule.rstrip('.')}.")
     amended = [c for c in ids[:3] if (verdicts[c].get("provenance") or {}).get("amended")]
-    sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen (the chain of verdicts is "
-                     "in the results box below)." if amended else
+    sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen; every rule's verdict: "
+                     + "; ".join(f"{c} {chain_text(verdicts[c])}" for c in amended) + "." if amended else
                      "Each rule was fixed before the result.")
     sentences.append(f"Figure {label} below is the page's key figure; the results box, the methods and every other "
                      "figure follow it.")

@@ -196,3 +196,29 @@ def counted_once(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_id = {v["id"]: v for v in verdicts}
     return [v for v in verdicts if not (v.get("same_phenomenon_as") in by_id
                                         and by_id[v["same_phenomenon_as"]]["verdict"] == v["verdict"])]
+
+
+def verdict_chain(provenance: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every verdict a claim's headline has had, one per rule, oldest first, from :func:`criterion_provenance`:
+    ``[{"rule": "v1", "since": None, "verdict": …}, {"rule": "v2", "since": "2026-11-30", "verdict": …}, …,
+    {"rule": "now", "since": <date of the last change>, "verdict": <headline now>}]``. Rule v(k+1) is in force from
+    the date of the k-th amendment; its verdict is the one recorded as "before" the next amendment (the headline
+    now for the last). A criterion never amended has one entry, ``{"rule": "now", "since": None, …}``."""
+    items = provenance.get("amendments") or []
+    chain = [{"rule": f"v{k + 1}", "since": items[k - 1]["date"] if k else None, "verdict": a["verdict_before"]}
+             for k, a in enumerate(items)]
+    chain.append({"rule": "now", "since": items[-1]["date"] if items else None, "verdict": provenance["verdict"]})
+    return chain
+
+
+def passed_after_fail(provenance: dict[str, Any]) -> bool:
+    """Whether a claim's headline is PASS now while an earlier rule of its chain (:func:`verdict_chain`) read FAIL: a
+    PASS reached by amending the criterion with a FAIL in view. Every page that shows the verdict marks it."""
+    chain = verdict_chain(provenance)
+    return chain[-1]["verdict"] == "PASS" and any(step["verdict"] == "FAIL" for step in chain[:-1])
+
+
+def first_rule_verdict(provenance: dict[str, Any]) -> str:
+    """The headline under the claim's first recorded rule (v1 of :func:`verdict_chain`): the scorecard's second
+    headline, beside today's."""
+    return verdict_chain(provenance)[0]["verdict"]
