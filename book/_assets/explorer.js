@@ -149,10 +149,18 @@
       while (curve.firstChild) { curve.removeChild(curve.firstChild); }
       var n = c.reward.length, T = c.horizon;
       var xs = linScale(0, T, m.l, W - m.r);
-      var ys = linScale(0, 1, H - m.b, m.t);
-      var clip = function (v) { return Math.max(-0.02, Math.min(1.02, v)); };
-      var step = function (i) { return T * i / (n - 1); };
       var sd = c.sd ? c.sd[state.g] : null;
+      /* a stable curve is drawn in full: the axis extends past [0, 1] when it overshoots (at most to [-0.5, 1.5]) */
+      var yLo = 0, yHi = 1;
+      if (c.regime !== "unstable") {
+        for (var k = 0; k < n; k++) {
+          yLo = Math.min(yLo, c.reward[k] - (sd || 0)); yHi = Math.max(yHi, c.reward[k] + (sd || 0));
+        }
+        yLo = Math.max(-0.5, yLo); yHi = Math.min(1.5, yHi);
+      }
+      var ys = linScale(yLo, yHi, H - m.b, m.t);
+      var clip = function (v) { return Math.max(yLo - 0.02, Math.min(yHi + 0.02, v)); };
+      var step = function (i) { return T * i / (n - 1); };
       if (sd !== null) {
         var up = [], lo = [];
         for (var i = 0; i < n; i++) {
@@ -168,7 +176,7 @@
            "font-size": "11px"});
       function path(vals, attrs, unstable) {
         /* an unstable curve that leaves [0, 1] has left the linear model's range: stop it there
-           (a stable overshoot past 1 is drawn clipped) */
+           (a stable overshoot past 1 is drawn in full, the axis extended) */
         var d = "", exit = null;
         for (var i = 0; i < n; i++) {
           if (unstable && (vals[i] < -0.005 || vals[i] > 1.005)) { exit = i; break; }
@@ -187,7 +195,9 @@
              "diverges: leaves [0, 1] at step " + Math.round(step(exit)),
              {"font-size": "12px", fill: COLORS.unstable, "text-anchor": ex > W / 2 ? "end" : "start"});
       }
-      axes(curve, xs, ys, niceTicks(T), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "optimizer step", "mean reward p(t)",
+      var yTicks = [];
+      for (var t = Math.ceil(yLo * 5) / 5; t <= yHi + 1e-9; t += 0.2) { yTicks.push(Math.round(t * 10) / 10); }
+      axes(curve, xs, ys, niceTicks(T), yTicks, "optimizer step", "mean reward p(t)",
            "Reward curve: " + c.regime + ", ζ = " + fmt(c.zeta),
            function (v) { return fmt(v, 4); }, function (v) { return v.toFixed(1); });
       var lg = el("g", {"class": "legend"}, curve);
