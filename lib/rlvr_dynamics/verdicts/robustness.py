@@ -1,0 +1,274 @@
+"""Robustness of the audited verdicts (issue 39): each claim's verdict under the alternative analysis choices listed,
+before any was computed, in ``book/robustness.yml``, by the same verdict functions as the pages.
+
+* :func:`pooled_t`, :func:`welch_t`, :func:`permutation_p`: two-sample statistics (tested against scipy).
+* :func:`equivalence_verdict`: P1-C5's rule on a CI (PASS inside ±margin, FAIL entirely outside, else INCONCLUSIVE).
+* :func:`c5_alternatives`, :func:`c9_alternatives`, :func:`c12_alternatives`, :func:`c14_alternatives`: per claim a
+  list of ``dict(alternative, verdict, number, note)``, the page's own analysis first (``alternative`` = "page").
+* :func:`label`: "robust" or "fragile: <verdict> under <alternative>".
+* :func:`compute` (from the committed runs) and ``python -m rlvr_dynamics.verdicts.robustness --write`` write
+  ``book/robustness_results.json``; :func:`load_results` reads it.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parents[3] / "book" / "robustness_results.json"
+ALTERNATIVES = RESULTS.with_name("robustness.yml")
+
+
+def pooled_t(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """Difference of means mean(a) − mean(b), its pooled-variance t half-width at ``level`` and the dof."""
+    from scipy.stats import t as student_t
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    dof = a.size + b.size - 2
+    sp2 = (((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()) / dof
+    se = math.sqrt(sp2 * (1 / a.size + 1 / b.size))
+    return float(a.mean() - b.mean()), float(student_t.ppf(0.5 + level / 2, dof) * se), float(dof)
+
+
+def welch_t(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """As :func:`pooled_t` with Welch's unequal-variance SE and Welch–Satterthwaite dof."""
+    from scipy.stats import t as student_t
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    return float(a.mean() - b.mean()), float(student_t.ppf(0.5 + level / 2, dof) * se), float(dof)
+
+
+def permutation_p(a, b, shift: float = 0.0, alternative: str = "two-sided") -> float:
+    """Exact permutation p-value of H0 mean(a) − mean(b) = ``shift`` over every split of the pooled a, b + shift
+    into groups of the sizes of a and b (``alternative``: "two-sided", "less" or "greater")."""
+    a, b = np.asarray(a, float), np.asarray(b, float) + shift
+    pool = np.r_[a, b]
+    obs = a.mean() - b.mean()
+    stats = []
+    for idx in itertools.combinations(range(pool.size), a.size):
+        mask = np.zeros(pool.size, bool)
+        mask[list(idx)] = True
+        stats.append(pool[mask].mean() - pool[~mask].mean())
+    stats = np.array(stats)
+    tol = 1e-12 * max(1.0, abs(obs))
+    if alternative == "less":
+        return float(np.mean(stats <= obs + tol))
+    if alternative == "greater":
+        return float(np.mean(stats >= obs - tol))
+    return float(np.mean(np.abs(stats) >= abs(obs) - tol))
+
+
+def equivalence_verdict(delta: float, half: float, margin: float) -> str:
+    """P1-C5's rule (as :func:`rlvr_dynamics.verdicts.grpo_p1.c5_equivalence`) on the CI delta ± half."""
+    if not np.isfinite(half):
+        return "INCONCLUSIVE"
+    return "PASS" if abs(delta) + half <= margin else "FAIL" if abs(delta) - half > margin else "INCONCLUSIVE"
+
+
+def _cells(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, float]:
+    a = np.array([w["late"] for w in rows if w["G"] == 4])
+    b = np.array([w["late"] for w in rows if w["G"] == 16])
+    return a, b, float(np.mean([w["late"] - w["early"] for w in rows]))
+
+
+def _t_alternative(name: str, rows: list[dict], margin: float, test) -> dict:
+    a, b, rise = _cells(rows)
+    diff, half, dof = test(a, b)
+    delta, h = diff / rise, half / rise
+    return dict(alternative=name, verdict=equivalence_verdict(delta, h, margin), number=delta,
+                ci=[delta - h, delta + h], note=f"Delta {delta:+.3f} [{delta - h:+.3f}, {delta + h:+.3f}], {dof:.1f} dof")
+
+
+def c5_alternatives(rows: list[dict], margin: float, late_rows: list[dict] | None = None) -> list[dict]:
+    """P1-C5 on one model's rows (fields G, late, early): the page's pooled t, Welch, the exact permutation test, the
+    pooled t with each run left out, and the pooled t on ``late_rows`` (the same runs, a later plateau window)."""
+    out = [_t_alternative("page", rows, margin, pooled_t), _t_alternative("welch", rows, margin, welch_t)]
+    a, b, rise = _cells(rows)
+    delta = (a.mean() - b.mean()) / rise
+    edge = -margin if delta < 0 else margin          # the nearer edge of the equivalence margin
+    # equivalence (TOST) and its exclusion: the one-sided exact tests of Delta against the nearer margin edge
+    p_in = permutation_p(a, b, shift=edge * rise, alternative="greater" if delta < 0 else "less")
+    p_out = permutation_p(a, b, shift=edge * rise, alternative="less" if delta < 0 else "greater")
+    p_zero = permutation_p(a, b)
+    verdict = "PASS" if p_in < 0.05 else "FAIL" if p_out < 0.025 else "INCONCLUSIVE"
+    smallest = 1 / math.comb(a.size + b.size, a.size)
+    out.append(dict(alternative="permutation", verdict=verdict, number=p_out, ci=None,
+                    note=(f"one-sided exact p of Delta beyond {edge:+.2f}: {p_out:.3f} (FAIL needs < 0.025, the "
+                          f"one-sided half of the 95% CI); smallest attainable p {smallest:.3f} with "
+                          f"{a.size} + {b.size} runs; p of Delta = 0: {p_zero:.3f}")))
+    loo = []
+    for k in range(len(rows)):
+        rest = rows[:k] + rows[k + 1:]
+        if min(sum(w["G"] == G for w in rest) for G in (4, 16)) >= 2:
+            loo.append((rows[k], _t_alternative("loo", rest, margin, pooled_t)))
+    flips = [(w, r) for w, r in loo if r["verdict"] != out[0]["verdict"]]
+    worst = flips[0][1] if flips else max((r for _, r in loo), key=lambda r: abs(r["number"]), default=out[0])
+    out.append(dict(alternative="leave-one-run-out", verdict=worst["verdict"], number=worst["number"], ci=worst["ci"],
+                    note=f"{len(flips)} of {len(loo)} leave-one-out verdicts differ from the page's"
+                         + (" (left out: " + ", ".join(f"G={w['G']} s{w['seed']} -> {r['verdict']}"
+                                                     for w, r in flips) + ")" if flips else "")))
+    if late_rows is not None:
+        out.append(_t_alternative("late-window-25", late_rows, margin, pooled_t))
+    return out
+
+
+def _ceiling_rows(rows: list[dict], which: str) -> list[dict]:
+    out = []
+    for w in rows:
+        var = float(np.var(np.asarray(w["y"], float), ddof=1))
+        sigma = w["sigma_binomial"] if which == "binomial" else w["sigma_difference"]
+        out.append({**w, "ceiling": 1.0 - sigma ** 2 / var})
+    return out
+
+
+def c9_alternatives(rows: list[dict], v9: dict) -> list[dict]:
+    """P1-C9 on panel rows with the page's (conservative) ceiling and each single ceiling formula."""
+    from .grpo_p1 import c9_verdict
+
+    out = []
+    for name, rs in (("page", rows), ("ceiling-binomial", _ceiling_rows(rows, "binomial")),
+                     ("ceiling-step", _ceiling_rows(rows, "difference"))):
+        c = c9_verdict(rs, v9)
+        floor = v9["r2_min"] + v9["ceiling_margin"]
+        out.append(dict(alternative=name, verdict=c.verdict, number=float(c.measured), ci=None,
+                        note=f"{sum(w['ceiling'] >= floor for w in rs)} of {len(rs)} runs reach the ceiling floor "
+                             f"{floor:.2f}; {c.unit} {float(c.measured):.3f}"))
+    return out
+
+
+def c12_alternatives(rows: list[dict], v12: dict) -> list[dict]:
+    """P1-C12 on panel rows with the page's scope (detectable runs) and with every run in scope."""
+    from .grpo_p1 import c12_verdict
+
+    out = []
+    for name, rs in (("page", [dict(w) for w in rows]), ("all-runs-in-scope", [{**w, "detectable": True} for w in rows])):
+        c = c12_verdict(rs, v12)
+        worst = max((w for w in rs if w["detectable"]), key=lambda w: w.get("envelope_ratio", -math.inf))
+        out.append(dict(alternative=name, verdict=c.verdict, number=float(c.measured), ci=None,
+                        note=f"{sum(w['detectable'] for w in rs)} runs in scope; {c.unit} {float(c.measured):.2f} "
+                             f"(G={worst['G']} s{worst['seed']}, p {worst.get('envelope_p', math.nan):.3g})"))
+    return out
+
+
+def c14_alternatives(groups, v14: dict, *, blocks: dict[str, int], **kwargs) -> list[dict]:
+    """P2-C14 with the moving-block bootstrap of ρ at each block length (``blocks``: alternative → steps); the
+    other inputs of :func:`rlvr_dynamics.verdicts.grpo_p2.c14_verdict` (b, bias_ok, m_se, step_condition) as
+    keyword arguments."""
+    from ..runs.analysis import block_bootstrap_spearman
+    from .grpo_p2 import c14_verdict
+
+    out = []
+    for name, block in blocks.items():
+        rho = block_bootstrap_spearman(groups, block=block)
+        c = c14_verdict(rho, v14=v14, **kwargs)
+        out.append(dict(alternative=name, verdict=c.verdict, number=float(rho[0]), ci=[float(rho[1]), float(rho[2])],
+                        note=f"block {block} steps: rho {rho[0]:.3f} [{rho[1]:.3f}, {rho[2]:.3f}]"))
+    return out
+
+
+def label(table: list[dict]) -> str:
+    """"robust" when every computed alternative gives the page's verdict, else "fragile: <verdict> under <alt>"
+    (the first that differs)."""
+    page = table[0]["verdict"]
+    for r in table[1:]:
+        if r["verdict"] is not None and r["verdict"] != page:
+            return f"fragile: {r['verdict']} under {r['alternative']}"
+    return "robust"
+
+
+def _criterion_values(claim_id: str) -> dict:
+    from .ledger import criterion
+    return criterion(claim_id)["criterion"]["values"]
+
+
+def _smollm_panel_rows(late_steps: int) -> list[dict]:
+    """grpo_smollm's panel rows (the notebook's defaults: prefix smollm-panel, config grpo_smollm_panel.yml)."""
+    from .. import runs as R
+    from ..grpo.config import load_experiment
+    from ..grpo.panel import panel_curve
+    from ..paths import DATA_DIR
+    from .grpo_rows import panel_row
+
+    expected = {c.run_id() for c in load_experiment(DATA_DIR / "configs" / "grpo_smollm_panel.yml")}
+    runs = sorted((r for r in R.load_committed_runs("smollm-panel") if r.id in expected and r.complete),
+                  key=lambda r: (r.config.num_generations, r.config.seed))
+    return [panel_row(r, panel_curve(r.path), late_steps=late_steps,
+                      min_rise_frac=_criterion_values("P1-C12")["min_rise_frac"]) for r in runs]
+
+
+def _p2_fresh_inputs(block: int) -> tuple[list, dict]:
+    """grpo_p2_alignment's P2-C14 inputs (prefix p2-fresh): the (M-hat, batch accuracy) groups and the other
+    keyword arguments of c14_verdict, (b) by the bootstrap of ``block`` steps."""
+    from .. import runs as R
+    from ..p2 import alignment_estimators as ae, gap
+    from .grpo_p2 import bound_agreement, cumulative_alignment_se, step_condition_check
+
+    v14 = _criterion_values("P2-C14")
+    groups, judged, conds, m_se = [], [], [], []
+    for r in R.load_committed_runs("p2-fresh"):
+        acc, dmu = r.series("reward"), r.series("gap_alignment_fresh")
+        carried = np.maximum.accumulate(np.where(np.isfinite(dmu), np.arange(len(dmu)), 0))
+        M = gap.cumulative_alignment(r.series("step_size"), dmu[carried])[:-1]
+        groups.append((M, acc))
+        cond = step_condition_check(dmu, r.series("step_size"), r.series("update_norm"),
+                                    c_factor=v14["step_condition_factor"], level=v14["step_condition_level"])
+        conds.append(cond)
+        if not cond["violated"]:
+            n = r.config.num_prompts_per_step * r.config.num_generations
+            se = np.sqrt(np.clip(acc * (1 - acc), 1e-12, None) / n)
+            judged.append((acc, gap.logistic_lower_bound(np.full(len(M), acc[0]), M), se))
+        m_se.append(cumulative_alignment_se(dmu, r.series("step_size"), r.config.gap_alignment_every))
+    check = ae.estimator_bias_check(seed=0)
+    return groups, dict(b=bound_agreement(judged, block=block) if judged else None, m_se=m_se, step_condition=conds,
+                        bias_ok=bool(check.fresh_unbiased and check.in_sample_biased_up))
+
+
+def _not_computed(claim_id: str, alternatives: list[dict], why: str) -> list[dict]:
+    return [dict(alternative=a["id"], verdict=None, number=None, ci=None, note=why) for a in alternatives]
+
+
+def compute() -> dict:
+    """Every claim's robustness table and label from the committed runs (about a minute)."""
+    import yaml
+
+    listed = yaml.safe_load(ALTERNATIVES.read_text())["claims"]
+    rows, late = _smollm_panel_rows(50), _smollm_panel_rows(25)
+    groups, kw = _p2_fresh_inputs(25)
+    tables = {
+        "P1-C5": c5_alternatives(rows, _criterion_values("P1-C5")["margin"], late_rows=late),
+        "P1-C9": c9_alternatives(rows, _criterion_values("P1-C9")),
+        "P1-C12": c12_alternatives(rows, _criterion_values("P1-C12")),
+        "P2-C14": c14_alternatives(groups, _criterion_values("P2-C14"),
+                                   blocks={"page": 25, "block-10": 10, "block-50": 50}, **kw),
+        "P1-C8": [dict(alternative="page", verdict=None, number=None, ci=None, note="exact bandit row")]
+                 + _not_computed("P1-C8", listed["P1-C8"]["alternatives"], "not computed yet (issue 39)"),
+        "P2-C15": [dict(alternative="page", verdict=None, number=None, ci=None, note="(a) in raw eta")]
+                  + _not_computed("P2-C15", listed["P2-C15"]["alternatives"], "not computed yet (issue 39)"),
+    }
+    out = {}
+    for cid, table in tables.items():
+        for r in table:
+            r["number"] = None if r["number"] is None else round(float(r["number"]), 4)
+            r["ci"] = None if r["ci"] is None else [round(float(x), 4) for x in r["ci"]]
+        computed = any(r["verdict"] is not None for r in table[1:])
+        out[cid] = dict(setting=listed[cid]["setting"], row=listed[cid]["row"], table=table,
+                        label=label(table) if computed else "not computed")
+    return out
+
+
+def load_results() -> dict:
+    """``book/robustness_results.json``: claim id → dict(setting, row, table, label); {} when absent."""
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+
+
+if __name__ == "__main__":
+    result = compute()
+    text = json.dumps(result, indent=1, ensure_ascii=False) + "\n"
+    if "--write" in sys.argv:
+        RESULTS.write_text(text)
+    print(text)

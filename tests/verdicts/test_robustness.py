@@ -1,0 +1,94 @@
+"""rlvr_dynamics.verdicts.robustness (issue 39) on synthetic inputs with known answers, and the committed
+book/robustness_results.json against a fresh computation from the committed runs."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rlvr_dynamics.verdicts import robustness as rb
+
+A = np.array([0.50, 0.52, 0.61, 0.40])          # unequal variances and sizes
+B = np.array([0.60, 0.61, 0.605, 0.62, 0.598])
+
+
+@pytest.mark.parametrize("test,equal_var", [(rb.pooled_t, True), (rb.welch_t, False)])
+def test_t_intervals_agree_with_scipy(test, equal_var):
+    diff, half, dof = test(A, B)
+    ref = stats.ttest_ind(A, B, equal_var=equal_var)
+    ci = ref.confidence_interval(0.95)
+    assert diff == pytest.approx(A.mean() - B.mean())
+    assert diff - half == pytest.approx(ci.low) and diff + half == pytest.approx(ci.high)
+    assert dof == pytest.approx(ref.df)
+
+
+def test_welch_differs_from_pooled_on_unequal_variances():
+    assert rb.welch_t(A, B)[1] > rb.pooled_t(A, B)[1] * 1.2
+
+
+def test_permutation_p_known_values():
+    a, b = [3.0, 4.0, 5.0], [0.0, 1.0, 2.0]       # a's values are the 3 largest of 6: 1 split of 20
+    assert rb.permutation_p(a, b, alternative="greater") == pytest.approx(1 / 20)
+    assert rb.permutation_p(a, b) == pytest.approx(2 / 20)
+    assert rb.permutation_p(a, b, alternative="less") == pytest.approx(1.0)
+    assert rb.permutation_p(a, b, shift=10.0, alternative="less") == pytest.approx(1 / 20)  # b + 10 all above a
+    ref = stats.permutation_test((a, b), lambda x, y: np.mean(x) - np.mean(y), permutation_type="independent",
+                                 alternative="greater", n_resamples=math.inf)
+    assert rb.permutation_p(a, b, alternative="greater") == pytest.approx(ref.pvalue)
+
+
+@pytest.mark.parametrize("delta,half,verdict", [(0.0, 0.04, "PASS"), (-0.2, 0.1, "FAIL"), (-0.2, 0.2, "INCONCLUSIVE"),
+                                                (0.0, math.nan, "INCONCLUSIVE")])
+def test_equivalence_verdict(delta, half, verdict):
+    assert rb.equivalence_verdict(delta, half, 0.05) == verdict
+
+
+def _rows(g4, g16):
+    return ([dict(G=4, seed=i, late=x, early=0.0) for i, x in enumerate(g4)]
+            + [dict(G=16, seed=i, late=x, early=0.0) for i, x in enumerate(g16)])
+
+
+def test_c5_welch_flips_when_one_cell_is_noisy():
+    rows = _rows([0.42, 0.45, 0.48], [0.54, 0.541, 0.539])
+    table = {r["alternative"]: r for r in rb.c5_alternatives(rows, 0.05)}
+    assert table["page"]["verdict"] == "FAIL"
+    assert table["welch"]["verdict"] == "INCONCLUSIVE"
+    assert table["permutation"]["verdict"] == "INCONCLUSIVE"      # 3 + 3 runs: smallest one-sided p is 1/20
+    assert rb.label(list(table.values())).startswith("fragile: INCONCLUSIVE under welch")
+
+
+def test_c5_robust_when_clearly_equal():
+    rows = _rows([0.700, 0.701, 0.699, 0.7005], [0.7002, 0.6998, 0.7001, 0.6999])
+    table = rb.c5_alternatives(rows, 0.05, late_rows=rows)
+    assert {r["verdict"] for r in table} - {"PASS"} <= {"INCONCLUSIVE"}
+    assert table[0]["verdict"] == "PASS" and table[1]["verdict"] == "PASS"
+
+
+def test_label():
+    t = [dict(alternative="page", verdict="PASS"), dict(alternative="x", verdict=None),
+         dict(alternative="y", verdict="PASS")]
+    assert rb.label(t) == "robust"
+    t.append(dict(alternative="z", verdict="FAIL"))
+    assert rb.label(t) == "fragile: FAIL under z"
+
+
+def test_ceiling_alternatives_use_each_formula():
+    y = np.linspace(0, 1, 10)
+    w = dict(y=y, sigma_binomial=0.1, sigma_difference=0.2, ceiling=0.0)
+    var = np.var(y, ddof=1)
+    assert rb._ceiling_rows([w], "binomial")[0]["ceiling"] == pytest.approx(1 - 0.01 / var)
+    assert rb._ceiling_rows([w], "difference")[0]["ceiling"] == pytest.approx(1 - 0.04 / var)
+
+
+def test_every_listed_alternative_has_a_result_and_the_results_are_current():
+    import yaml
+    listed = yaml.safe_load(rb.ALTERNATIVES.read_text())["claims"]
+    committed = rb.load_results()
+    assert set(committed) == set(listed)
+    for cid, spec in listed.items():
+        assert [r["alternative"] for r in committed[cid]["table"]] == ["page"] + [a["id"] for a in spec["alternatives"]]
+    assert json.loads(json.dumps(rb.compute())) == committed, \
+        "book/robustness_results.json is stale: python -m rlvr_dynamics.verdicts.robustness --write"
