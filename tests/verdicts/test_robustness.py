@@ -92,3 +92,23 @@ def test_every_listed_alternative_has_a_result_and_the_results_are_current():
         assert [r["alternative"] for r in committed[cid]["table"]] == ["page"] + [a["id"] for a in spec["alternatives"]]
     assert json.loads(json.dumps(rb.compute())) == committed, \
         "book/robustness_results.json is stale: python -m rlvr_dynamics.verdicts.robustness --write"
+
+
+def _claim(rows, verdict):
+    return dict(id="X-C1", verdict=verdict, kind="universal", evidence=rows)
+
+
+RESULTS = {"X-C1": dict(setting="paper", row="r", table=[
+    dict(alternative="page", verdict="FAIL", number=1.0, ci=None, note=""),
+    dict(alternative="welch", verdict="INCONCLUSIVE", number=1.0, ci=None, note="")])}
+
+
+def test_headline_text_fragile_only_when_the_headline_moves():
+    from rlvr_dynamics.verdicts.headline import headline_text, robustness
+    alone = _claim([dict(id="X-C1", setting="paper", verdict="FAIL")], "FAIL")
+    assert headline_text(alone, RESULTS) == "FAIL (fragile: INCONCLUSIVE under welch)"
+    backed = _claim([dict(id="X-C1", setting="paper", verdict="FAIL"),
+                     dict(id="X-C1", setting="exact", verdict="FAIL")], "FAIL")   # another FAIL row still decides
+    assert headline_text(backed, RESULTS) == "FAIL"
+    assert robustness(backed, RESULTS)["table"][1]["headline"] == "FAIL"
+    assert robustness(_claim([], "NOT TESTED"), {}) is None

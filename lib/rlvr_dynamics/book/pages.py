@@ -18,6 +18,7 @@ from .markup import (CLAIM_ID, GENERATED, amendment_items, badge, claim_label, c
                      link_references, md_escape, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
 from .display import damping_words
+from ..verdicts.headline import headline_text, robustness
 from .registry import NotebookEntry
 
 
@@ -60,7 +61,8 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
                          f"measured {measured_text(r)}")
         n_pages = len({e["notebook"] for e in overall["evidence"]})
         where = f"over the {n_pages} pages that test it" if n_pages > 1 else "this page is its only evidence"
-        lines.append(f"- **Headline verdict** {badge(overall['verdict'])}{amendment_mark(overall)} ({where}; see the "
+        fragile = headline_text(overall)[len(overall["verdict"]):]
+        lines.append(f"- **Headline verdict** {badge(overall['verdict'])}{amendment_mark(overall)}{fragile} ({where}; see the "
                      f"{{doc}}`scorecard </scorecard>`)" + (
                          f"; this page: " + ", ".join(f"{s} {badge(v)}" for s, v in cells.items())
                          if len(cells) > 1 else ""))
@@ -68,7 +70,7 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         lines.append(f"- *Criterion:* {prov[0].upper() + prov[1:]}"
                      + (f" (what changed: {{ref}}`claims appendix <{claim_label(cid)}>` and below)."
                         if overall.get("provenance", {}).get("amended") else "."))
-        lines.append("")
+        lines += [*robustness_fold(overall), ""]
         fields = criterion_fields(cid)
         status = ("amended after the result" if overall.get("provenance", {}).get("amended")
                   else "fixed before the result")
@@ -284,6 +286,25 @@ def key_figure(figures: list[tuple[Any, list[str], bool, int]], entry: NotebookE
     return 0
 
 
+def robustness_fold(claim: dict) -> list[str]:
+    """A claim's robustness table (:func:`rlvr_dynamics.verdicts.headline.robustness`, issue 39), folded: per
+    alternative analysis of ``book/robustness.yml`` the audited row's verdict, the deciding number and the headline
+    it would give; [] when the claim was not audited."""
+    rob = robustness(claim)
+    if rob is None:
+        return []
+    out = [f":::{{admonition}} Robustness: {rob['label']} (other reasonable analysis choices)", ":class: dropdown", "",
+           f"Audited row: *{rob['setting']}*, {md_escape(rob['row'])}. Alternatives listed in `book/robustness.yml` "
+           "before they were computed (`python -m rlvr_dynamics.verdicts.robustness`).", "",
+           "| analysis | row verdict | deciding number | headline | note |", "|---|:-:|--:|:-:|---|"]
+    for a in rob["table"]:
+        num = "–" if a["number"] is None else f"{a['number']:.3g}" + (
+            f" [{a['ci'][0]:.3g}, {a['ci'][1]:.3g}]" if a.get("ci") else "")
+        out.append(f"| {a['alternative']} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
+                   f"{badge(a['headline']) if a['headline'] else '–'} | {md_escape(a['note'])} |")
+    return out + [":::"]
+
+
 def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], verdicts: dict[str, dict],
                  label: str) -> str:
     """The reading above a page's key figure, in 3–5 sentences: per claim (at most three) its headline verdict (the
@@ -299,7 +320,7 @@ def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], v
         measured = (f"; on this page ({row['setting']}) it measures {measured_text(row)}" if row else "")
         rule = criterion_text(cid)
         sentences.append(f"{badge(overall['verdict'])} **{claim_ref(cid)}** ({statement_text(cid).rstrip('.')}) "
-                         f"reads **{overall['verdict']}**{amendment_mark(overall)} over every page that tests it"
+                         f"reads **{headline_text(overall)}**{amendment_mark(overall)} over every page that tests it"
                          f"{measured}, judged by the "
                          f"rule: pass if {rule.rstrip('.')}.")
     amended = [c for c in ids[:3] if (verdicts[c].get("provenance") or {}).get("amended")]

@@ -18,6 +18,7 @@ from .markup import (GENERATED, PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, SETTING_L
                      criterion_text, first_rule_verdict, measured_text, page_cells, passed_after_fail, per_claim,
                      prose, provenance_line, statement_text)
 from .registry import PAPERS, NotebookEntry
+from ..verdicts.headline import robustness
 
 
 def first_rule_verdicts(verdicts: list[dict]) -> list[dict]:
@@ -133,6 +134,18 @@ def _indent(text: str, n: int) -> str:
     return text.replace("\n", "\n" + " " * n)
 
 
+def _robust_cell(claim: dict) -> str:
+    """The scorecard's robustness cell (:func:`rlvr_dynamics.verdicts.headline.robustness`): "robust", "flips under
+    <alternative> (to <headline>)", or "not audited"."""
+    rob = robustness(claim)
+    if rob is None:
+        return "not audited"
+    if not rob["label"].startswith("fragile"):
+        return rob["label"]
+    moved, alt = rob["label"][len("fragile: "):].split(" under ", 1)
+    return f"flips under {alt} (to {badge(moved)})"
+
+
 def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) -> str:
     """The scorecard: counts of headline verdicts, the claim × setting matrix, then one row per claim (statement,
     headline badge, deciding measurement vs criterion, evidence per page and setting). Every badge comes from
@@ -143,7 +156,9 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
     out = ["# Scorecard\n",
            "One row per claim of the two papers. Each piece of evidence names its **setting**: "
            + "; ".join(f"*{s}*: {SETTING_LABELS[s]}" for s in SETTINGS)
-           + ". **The headline verdict** (fixed before the results it decides were recomputed): decisive rows "
+           + ". **The headline verdict** (rule written on 2026-12-01, after the results it decides were known; under the "
+           "previous rule, the weakest in-scope row with INCONCLUSIVE ranked between FAIL and PARTIAL, today's rows "
+           "give P1-C2, P1-C8 and P1-C15 INCONCLUSIVE and P2-C9, P2-C10 FAIL): decisive rows "
            "(PASS, PARTIAL, FAIL) decide, the weakest of them; INCONCLUSIVE decides only when no decisive row "
            "exists; a claim the paper states as a possibility (\"can\") takes the strongest decisive row; context "
            "rows never decide; rows that measure one phenomenon count once; a by-construction check is "
@@ -159,9 +174,9 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 22 16 27 17 18", "",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 20 14 25 15 16 10", "",
            "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Criterion",
-           "  - Evidence"]
+           "  - Evidence", "  - Robust / flips under …"]
     for c in verdicts:
         cid = c["id"]
         ev = [r for r in c["evidence"] if r["notebook"] in by_id]
@@ -178,6 +193,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
                 f"  - {_indent(cell3, 4)}",
                 f"  - {provenance_line(c, short=True)}"
                 + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else ""),
-                "  - " + ("<br>".join(pages) if pages else "–")]
+                "  - " + ("<br>".join(pages) if pages else "–"),
+                "  - " + _robust_cell(c)]
     out.append("::::")
     return "\n".join(out) + "\n"

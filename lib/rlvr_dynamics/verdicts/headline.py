@@ -222,3 +222,38 @@ def first_rule_verdict(provenance: dict[str, Any]) -> str:
     """The headline under the claim's first recorded rule (v1 of :func:`verdict_chain`): the scorecard's second
     headline, beside today's."""
     return verdict_chain(provenance)[0]["verdict"]
+
+
+def robustness(claim: dict[str, Any], results: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A claim's robustness (issue 39) from ``book/robustness_results.json`` (:mod:`.robustness`): the table of its
+    audited row (alternative, verdict, number) and the **headline** under each alternative, recomputed by
+    :func:`headline` with the audited row's verdict replaced (the audited row: the claim's evidence rows in the
+    table's setting whose verdict is the table's "page" verdict). ``label`` is "robust", or "fragile: <headline>
+    under <alternative>" for the first alternative that moves the headline; None when the claim was not audited."""
+    from .robustness import load_results
+
+    entry = (load_results() if results is None else results).get(claim["id"])
+    if not entry or entry["table"][0]["verdict"] is None:
+        return None
+    page = entry["table"][0]["verdict"]
+    rows = claim.get("evidence") or []
+    target = [k for k, r in enumerate(rows) if row_setting(r) == entry["setting"] and r["verdict"] == page]
+    table, label = [], "robust"
+    for alt in entry["table"]:
+        moved = None
+        if target and alt["verdict"] is not None:
+            moved = headline([{**r, "verdict": alt["verdict"]} if k in target else r for k, r in enumerate(rows)],
+                             claim.get("kind", "universal"))[0]
+        table.append({**alt, "headline": moved})
+        if label == "robust" and moved is not None and moved != claim["verdict"]:
+            label = f"fragile: {moved} under {alt['alternative']}"
+    if not target:
+        label = f"not matched: no {entry['setting']} row reads {page}"
+    return dict(setting=entry["setting"], row=entry["row"], table=table, label=label)
+
+
+def headline_text(claim: dict[str, Any], results: dict[str, Any] | None = None) -> str:
+    """The headline verdict as every page writes it: "FAIL", or "FAIL (fragile: INCONCLUSIVE under welch)" when an
+    alternative analysis (:func:`robustness`) moves it. The verdict value itself is unchanged."""
+    rob = robustness(claim, results)
+    return claim["verdict"] + (f" ({rob['label']})" if rob and rob["label"].startswith("fragile") else "")
