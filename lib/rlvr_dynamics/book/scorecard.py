@@ -174,9 +174,9 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 20 14 25 15 16 10", "",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 20 14 25 15 10 16", "",
            "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Criterion",
-           "  - Evidence", "  - Robust / flips under …"]
+           "  - Robust / flips under …", "  - Evidence"]
     for c in verdicts:
         cid = c["id"]
         ev = [r for r in c["evidence"] if r["notebook"] in by_id]
@@ -193,7 +193,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
                 f"  - {_indent(cell3, 4)}",
                 f"  - {provenance_line(c, short=True)}"
                 + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else ""),
-                "  - " + ("<br>".join(pages) if pages else "–"),
-                "  - " + _robust_cell(c)]
+                "  - " + _robust_cell(c),
+                "  - " + ("<br>".join(pages) if pages else "–")]
     out.append("::::")
     return "\n".join(out) + "\n"
