@@ -28,7 +28,7 @@ book: $(STAMP)
 	$(VENV)/bin/rlvr-dynamics book
 
 # pytest-xdist: one worker per core (at most 4: each holds torch and a model), each test file and each notebook (its
-# cells share one kernel) on one worker
+# cells share one kernel, in order) on one worker; --dist loadgroup split notebooks' cells across workers
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
 
 test: $(STAMP)

@@ -174,7 +174,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",
            "## Claims × settings\n", *settings_matrix(verdicts), "",
            "## Claim by claim\n",
-           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 20 14 25 15 10 16", "",
+           "::::{list-table}", ":header-rows: 1", ":class: rlvr-scorecard", ":widths: 16 14 21 18 13 18", "",
            "* - Claim", "  - Verdict", "  - Deciding measurement vs criterion", "  - Criterion",
            "  - Robust / flips under …", "  - Evidence"]
     for c in verdicts:
