@@ -146,7 +146,7 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
     import sys
     import time
 
-    cfg = smoke_config(seed=2, max_steps=120, checkpoint_every=10)  # long enough to be killed mid-run
+    cfg = smoke_config(seed=2, max_steps=40, checkpoint_every=10)  # 30 steps (seconds) left after checkpoint-10: killed mid-run
     full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
     code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
             f"run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)")
