@@ -286,13 +286,6 @@ def key_figure(figures: list[tuple[Any, list[str], bool, int]], entry: NotebookE
     return 0
 
 
-def _page_ids_as_code(text: str) -> str:
-    """Notebook ids in an escaped ledger sentence (``grpo\\_smollm``, :func:`md_escape`) as code spans: they are
-    names, not words."""
-    return re.sub(r"\b((?:grpo|p1|p2)(?:\\_[a-z0-9]+)+)\b", lambda m: "`" + m.group(1).replace("\\_", "_") + "`",
-                  text)
-
-
 def robustness_fold(claim: dict) -> list[str]:
     """A claim's robustness table (:func:`rlvr_dynamics.verdicts.headline.robustness`, issue 39), folded: per
     alternative analysis of ``book/robustness.yml`` the audited row's verdict, the deciding number and the headline
@@ -301,7 +294,7 @@ def robustness_fold(claim: dict) -> list[str]:
     if rob is None:
         return []
     out = [f":::{{admonition}} Robustness: {rob['label']} (other reasonable analysis choices)", ":class: dropdown", "",
-           f"Audited row: *{rob['setting']}*, {_page_ids_as_code(md_escape(rob['row']))}. Alternatives listed in `book/robustness.yml` "
+           f"Audited row: *{rob['setting']}*, {prose(rob['row'])}. Alternatives listed in `book/robustness.yml` "
            "before they were computed (`python -m rlvr_dynamics.verdicts.robustness`).", "",
            "| analysis | row verdict | deciding number | headline | note |", "|---|:-:|--:|:-:|---|"]
     for a in rob["table"]:
