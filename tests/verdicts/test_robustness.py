@@ -112,3 +112,22 @@ def test_headline_text_fragile_only_when_the_headline_moves():
     assert headline_text(backed, RESULTS) == "FAIL"
     assert robustness(backed, RESULTS)["table"][1]["headline"] == "FAIL"
     assert robustness(_claim([], "NOT TESTED"), {}) is None
+
+
+def _claims_json(tmp_path, alternatives):
+    row = dict(id="P2-C15", setting="exact", verdict="FAIL", measured=1.9, ci=None, unit="u",
+               rule=dict(name="eta_q"), alternatives=alternatives)
+    other = dict(id="P2-C15", setting="context", verdict="PASS", measured=0.1, ci=None, unit="u")
+    (tmp_path / "nb.claims.json").write_text(json.dumps(dict(notebook="nb", claims=[other, row])))
+    return dict(notebook="nb", setting="exact", alternatives=[dict(id="raw-eta")])
+
+
+def test_notebook_alternatives_reads_the_rows_own_alternatives(tmp_path):
+    spec = _claims_json(tmp_path, [dict(alternative="raw-eta", verdict="PARTIAL", number=0.8, ci=None, note="n")])
+    table = rb.notebook_alternatives("P2-C15", spec, tmp_path)
+    assert [(r["alternative"], r["verdict"], r["number"]) for r in table] == [("page", "FAIL", 1.9),
+                                                                            ("raw-eta", "PARTIAL", 0.8)]
+    assert rb.label(table) == "fragile: PARTIAL under raw-eta"
+    with pytest.raises(ValueError, match="does not record the alternatives"):
+        rb.notebook_alternatives("P2-C15", _claims_json(tmp_path, [dict(alternative="x", verdict="FAIL")]), tmp_path)
+

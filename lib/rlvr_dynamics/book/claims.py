@@ -106,6 +106,10 @@ class Claim:
     retyped): ``{"name", "op", "bound", "stat"}``. Required for PASS / PARTIAL / FAIL rows."""
     phenomenon: str | None = None
     """Rows of one claim that measure one phenomenon (the same sweep seen twice) share this key and count once."""
+    alternatives: list | None = None
+    """The row's verdict under the alternative analyses of ``book/robustness.yml`` that the page computes itself,
+    each ``dict(alternative, verdict, number, ci, note)`` from the same verdict function as the row's own verdict
+    (read by :mod:`rlvr_dynamics.verdicts.robustness`); left out of the JSON when ``None``."""
     digits: int = field(default=4, repr=False)
     """Significant digits shown in the printed table and stored in the JSON."""
 
@@ -147,6 +151,12 @@ class Claim:
     def as_row(self) -> dict[str, Any]:
         row = asdict(self)
         row.pop("digits")
+        if self.alternatives is None:
+            row.pop("alternatives")
+        else:
+            row["alternatives"] = [{**a, "number": _round(a.get("number"), self.digits),
+                                    "ci": None if a.get("ci") is None else [_round(x, self.digits) for x in a["ci"]]}
+                                   for a in self.alternatives]
         row["measured"] = _round(self.measured, self.digits)
         row["paper_value"] = _round(self.paper_value, self.digits)
         row["tolerance"] = _round(self.tolerance, self.digits)

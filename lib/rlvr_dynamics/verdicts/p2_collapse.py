@@ -1,10 +1,12 @@
 """P2-C15 (notebook ``p2_length_scaling``): does GRPO's std normalisation lower the collapse step and overshoot near
-J = 1, against REINFORCE and Dr. GRPO? The statistics and the verdict, by the rule amended on 2026-12-02 in
-``book/claims.yml``.
+J = 1, against REINFORCE and Dr. GRPO? The statistics and the verdict, by the rule amended on 2026-12-02 and
+2026-12-04 in ``book/claims.yml``.
 
 * (a) the step η_q at which a share ``q`` of the seeds collapses (a level every algorithm reaches; η_50 was reached
-  by none), from per-seed collapse indicators on a shared log grid of step sizes (:func:`collapse_step`), and the
-  ratio GRPO / each other algorithm with a paired bootstrap over seeds (:func:`collapse_step_ratios`).
+  by none), from per-seed collapse indicators on a shared log grid of step sizes (:func:`collapse_step`), in
+  step-length units since 2026-12-04 (η_q times the algorithm's update size ‖w₀‖ at the start, :func:`update_size`,
+  P2-C8's unit; raw η before), and the ratio GRPO / each other algorithm with a paired bootstrap over seeds
+  (:func:`collapse_step_ratios`).
 * (b) the share of steps near J = 1 whose log-odds fall, GRPO against each other algorithm: one-sided Fisher exact
   test and the odds ratio's CI, as first registered, and the test's power against an odds ratio of 2
   (:func:`fisher_power`).
@@ -41,21 +43,43 @@ def collapse_step(grid, collapsed, level: float) -> float:
     return float(np.exp(np.log(grid[k - 1]) + w * (np.log(grid[k]) - np.log(grid[k - 1]))))
 
 
+def update_size(direction_norm) -> np.ndarray:
+    """Per-seed update size of one algorithm: ``direction_norm`` is ``[eta, seed]`` (or ``[seed]``), the norm ‖w₀‖ of
+    the update each run takes at its first step (θ₀, the same start for every step size, so the step sizes are
+    repeated draws); returns its mean over the step sizes, one value per seed (the unit of P2-C8's step length
+    η‖w(θ₀)‖, with the sampled update in place of the population direction)."""
+    w = np.asarray(direction_norm, float)
+    w = w[None] if w.ndim == 1 else w
+    if w.ndim != 2 or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"direction_norm must be a finite non-negative [eta, seed] array, got shape {w.shape}")
+    return w.mean(axis=0)
+
+
 def collapse_step_ratios(grid, collapsed: dict[str, np.ndarray], level: float, *, target: str = "grpo",
-                         n_boot: int = 2000, seed: int = 0) -> dict:
+                         scale: dict[str, np.ndarray] | None = None, n_boot: int = 2000, seed: int = 0) -> dict:
     """η_q of each algorithm (``collapsed[alg]`` = ``[seed, eta]`` indicators on the same seeds) and, for each other
     algorithm, the ratio η_q(``target``)/η_q(other) with a paired percentile bootstrap over seeds (95 %) and the SD
     of its logarithm. Returns ``{"eta_q": {alg: value}, "ratio": {alg: (value, lo, hi, sd_log)}}``; resamples where an
-    η_q is infinite count as the ratio's extreme (0 or inf)."""
+    η_q is infinite count as the ratio's extreme (0 or inf).
+
+    ``scale`` (``{alg: per-seed update size}``, :func:`update_size`, on the same seeds) puts η_q in step-length units
+    (P2-C15 as amended on 2026-12-04, P2-C8's unit): each η_q is multiplied by the mean update size over the seeds,
+    and in each bootstrap resample over the resampled seeds, so the ratio compares the step lengths η_q·‖w₀‖ at which
+    the algorithms collapse rather than their raw step sizes."""
     algs = list(collapsed)
     n = {np.asarray(c).shape[0] for c in collapsed.values()}
     if len(n) != 1 or target not in collapsed:
         raise ValueError(f"collapsed must hold {target!r} and arrays with one seed count, got {sorted(collapsed)}")
     n_seeds = n.pop()
-    eta = {a: collapse_step(grid, collapsed[a], level) for a in algs}
+    if scale is not None and (set(scale) != set(algs)
+                              or any(np.asarray(scale[a], float).shape != (n_seeds,) for a in algs)):
+        raise ValueError(f"scale must give one update size per seed ({n_seeds}) for each of {algs}")
+    size = {a: (np.ones(n_seeds) if scale is None else np.asarray(scale[a], float)) for a in algs}
+    eta = {a: collapse_step(grid, collapsed[a], level) * float(size[a].mean()) for a in algs}
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n_seeds, size=(n_boot, n_seeds))
-    boot = {a: np.array([collapse_step(grid, np.asarray(collapsed[a])[i], level) for i in idx]) for a in algs}
+    boot = {a: np.array([collapse_step(grid, np.asarray(collapsed[a])[i], level) * float(size[a][i].mean())
+                         for i in idx]) for a in algs}
     out = {}
     for a in algs:
         if a == target:
@@ -108,18 +132,20 @@ def fisher_power(n_target: int, n_other: int, rate_other: float, odds_ratio: flo
 
 
 def c15_verdict(a: dict, b: dict, v15: dict, *, n_seeds: int) -> Check:
-    """P2-C15 as amended on 2026-12-02.
+    """P2-C15 as amended on 2026-12-02 and 2026-12-04 (the unit of (a)).
 
-    ``a`` = :func:`collapse_step_ratios` plus ``"power"`` (probability of detecting a factor-2 lowering against both
+    ``a`` = :func:`collapse_step_ratios` plus ``"power"`` and optionally ``"unit"`` (the name of (a)'s quantity in the
+    reason, "eta" by default) (probability of detecting a factor-2 lowering against both
     others, from the bootstrap SD of the log ratios); ``b`` = ``{"p": {alg: one-sided Fisher p}, "odds": {alg: (or,
     lo, hi)}, "power": {alg: fisher_power}, "counts": {alg: (down, near)}}``. (a) holds when both ratios' CIs lie
     below 1, and is excluded when some ratio's CI lies above 1/``effect``; (b) holds when both p < ``alpha``, and is
     excluded when some odds ratio's CI lies below ``effect``. INCONCLUSIVE first when there are fewer than
     ``min_seeds`` seeds or some algorithm never reaches the level."""
     eff, alpha = v15["effect"], v15["alpha"]
+    q = "eta_q" if a.get("unit", "eta") == "eta" else f"{a['unit']} at eta_q"
     others = [k for k in a["ratio"]]
     eta = a["eta_q"]
-    desc_a = (f"(a) eta at {v15['collapse_level']:.0%} collapse: " + ", ".join(f"{k} {v:.4g}" for k, v in eta.items())
+    desc_a = (f"(a) {a.get('unit', 'eta')} at {v15['collapse_level']:.0%} collapse: " + ", ".join(f"{k} {v:.4g}" for k, v in eta.items())
               + "; GRPO / " + ", ".join(f"{k} {r[0]:.3g} [{r[1]:.3g}, {r[2]:.3g}]" for k, r in a["ratio"].items())
               + f" (95% paired bootstrap over {n_seeds} seeds); power for a {eff:g}x lowering {a['power']:.2f}")
     desc_b = ("(b) overshoot at J > " + f"{v15['near_one']}: " + ", ".join(f"{k} {d}/{n}" for k, (d, n) in
@@ -147,7 +173,7 @@ def c15_verdict(a: dict, b: dict, v15: dict, *, n_seeds: int) -> Check:
     if verdict == "PASS" or (verdict == "PARTIAL" and b_ok):
         # PASS: the part nearer its bound; PARTIAL with (b): (a) is the part not met
         name, measured, ci, unit = ("eta_q", hi_a, None,
-                                    "larger upper end of the 95% CIs of GRPO's eta_q / each other's")
+                                    f"larger upper end of the 95% CIs of GRPO's {q} / each other's")
         if verdict == "PASS" and (alpha - p_b) / alpha < (1 - hi_a):
             name, measured, unit = "overshoot", p_b, "larger one-sided Fisher p (GRPO overshoots more than each other)"
     elif verdict == "PARTIAL":
@@ -155,8 +181,8 @@ def c15_verdict(a: dict, b: dict, v15: dict, *, n_seeds: int) -> Check:
                                     "larger one-sided Fisher p (GRPO overshoots more than each other)")
     elif verdict == "FAIL":
         name, measured, ci, unit = ("eta_q", hi_a, None,
-                                    "larger upper end of the 95% CIs of GRPO's eta_q / each other's")
+                                    f"larger upper end of the 95% CIs of GRPO's {q} / each other's")
     else:
         name, measured, ci, unit = ("fail_eta_q_excluded", lo_a, None,
-                                    "larger lower end of the 95% CIs of GRPO's eta_q / each other's (FAIL needs > 1/2)")
+                                    f"larger lower end of the 95% CIs of GRPO's {q} / each other's (FAIL needs > 1/2)")
     return Check(verdict, reason, [], measured, unit, name, ci)

@@ -5,6 +5,8 @@ before any was computed, in ``book/robustness.yml``, by the same verdict functio
 * :func:`equivalence_verdict`: P1-C5's rule on a CI (PASS inside ±margin, FAIL entirely outside, else INCONCLUSIVE).
 * :func:`c5_alternatives`, :func:`c9_alternatives`, :func:`c12_alternatives`, :func:`c14_alternatives`: per claim a
   list of ``dict(alternative, verdict, number, note)``, the page's own analysis first (``alternative`` = "page").
+* :func:`notebook_alternatives`: the table of a claim whose notebook computes its alternatives itself (P1-C8's exact
+  row, P2-C15), read from the evidence row's ``alternatives`` in the stored claims JSON.
 * :func:`label`: "robust" or "fragile: <verdict> under <alternative>".
 * :func:`compute` (from the committed runs) and ``python -m rlvr_dynamics.verdicts.robustness --write`` write
   ``book/robustness_results.json``; :func:`load_results` reads it.
@@ -232,6 +234,30 @@ def _not_computed(claim_id: str, alternatives: list[dict], why: str) -> list[dic
     return [dict(alternative=a["id"], verdict=None, number=None, ci=None, note=why) for a in alternatives]
 
 
+def notebook_alternatives(claim_id: str, spec: dict, claims_dir: Path | None = None) -> list[dict]:
+    """The robustness table of a claim whose notebook computes its alternatives itself (``spec["notebook"]`` in
+    ``book/robustness.yml``): the page row (the notebook's evidence row of ``claim_id`` in ``spec["setting"]`` that
+    carries ``alternatives``) first, then each listed alternative as the notebook recorded it (by the same verdict
+    function as the row's own verdict), read from ``<notebook>.claims.json`` in ``claims_dir`` (the stored
+    notebooks' claims by default). Raises ``ValueError`` when the row or a listed alternative is missing."""
+    from ..paths import STORED_CLAIMS_DIR
+
+    path = Path(claims_dir or STORED_CLAIMS_DIR) / f"{spec['notebook']}.claims.json"
+    rows = [r for r in json.loads(path.read_text())["claims"]
+            if r["id"] == claim_id and r.get("setting") == spec["setting"] and r.get("alternatives")]
+    if len(rows) != 1:
+        raise ValueError(f"{path}: expected one {spec['setting']} row of {claim_id} with alternatives, got {len(rows)}")
+    row = rows[0]
+    by_id = {a["alternative"]: a for a in row["alternatives"]}
+    missing = [a["id"] for a in spec["alternatives"] if a["id"] not in by_id]
+    if missing:
+        raise ValueError(f"{path}: {claim_id}'s row does not record the alternatives {missing}")
+    page = dict(alternative="page", verdict=row["verdict"], number=row["measured"], ci=row["ci"],
+                note=f"{(row.get('rule') or {}).get('name', 'row')}: {row['unit']}")
+    return [page] + [dict(alternative=a["id"], verdict=by_id[a["id"]]["verdict"], number=by_id[a["id"]]["number"],
+                          ci=by_id[a["id"]]["ci"], note=by_id[a["id"]]["note"]) for a in spec["alternatives"]]
+
+
 def compute() -> dict:
     """Every claim's robustness table and label from the committed runs (about a minute)."""
     import yaml
@@ -247,8 +273,7 @@ def compute() -> dict:
                                    blocks={"page": 25, "block-10": 10, "block-50": 50}, **kw),
         "P1-C8": [dict(alternative="page", verdict=None, number=None, ci=None, note="exact bandit row")]
                  + _not_computed("P1-C8", listed["P1-C8"]["alternatives"], "not computed yet (issue 39)"),
-        "P2-C15": [dict(alternative="page", verdict=None, number=None, ci=None, note="(a) in raw eta")]
-                  + _not_computed("P2-C15", listed["P2-C15"]["alternatives"], "not computed yet (issue 39)"),
+        "P2-C15": notebook_alternatives("P2-C15", listed["P2-C15"]),
     }
     out = {}
     for cid, table in tables.items():
