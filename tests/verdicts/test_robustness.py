@@ -131,3 +131,16 @@ def test_notebook_alternatives_reads_the_rows_own_alternatives(tmp_path):
     with pytest.raises(ValueError, match="does not record the alternatives"):
         rb.notebook_alternatives("P2-C15", _claims_json(tmp_path, [dict(alternative="x", verdict="FAIL")]), tmp_path)
 
+
+
+def test_audited_notebook_rows_carry_every_listed_alternative():
+    """P1-C8's exact row and P2-C15 are computed in their notebooks: the stored rows hold each listed alternative,
+    judged by a verdict word, and the page row of the table is the row the headline reads."""
+    import yaml
+    listed = yaml.safe_load(rb.ALTERNATIVES.read_text())["claims"]
+    for cid, spec in listed.items():
+        if "notebook" not in spec:
+            continue
+        table = rb.notebook_alternatives(cid, spec)
+        assert [r["alternative"] for r in table] == ["page"] + [a["id"] for a in spec["alternatives"]]
+        assert all(r["verdict"] in ("PASS", "PARTIAL", "FAIL", "INCONCLUSIVE") for r in table)

@@ -230,10 +230,6 @@ def _p2_fresh_inputs(block: int) -> tuple[list, dict]:
                         bias_ok=bool(check.fresh_unbiased and check.in_sample_biased_up))
 
 
-def _not_computed(claim_id: str, alternatives: list[dict], why: str) -> list[dict]:
-    return [dict(alternative=a["id"], verdict=None, number=None, ci=None, note=why) for a in alternatives]
-
-
 def notebook_alternatives(claim_id: str, spec: dict, claims_dir: Path | None = None) -> list[dict]:
     """The robustness table of a claim whose notebook computes its alternatives itself (``spec["notebook"]`` in
     ``book/robustness.yml``): the page row (the notebook's evidence row of ``claim_id`` in ``spec["setting"]`` that
@@ -271,8 +267,7 @@ def compute() -> dict:
         "P1-C12": c12_alternatives(rows, _criterion_values("P1-C12")),
         "P2-C14": c14_alternatives(groups, _criterion_values("P2-C14"),
                                    blocks={"page": 25, "block-10": 10, "block-50": 50}, **kw),
-        "P1-C8": [dict(alternative="page", verdict=None, number=None, ci=None, note="exact bandit row")]
-                 + _not_computed("P1-C8", listed["P1-C8"]["alternatives"], "not computed yet (issue 39)"),
+        "P1-C8": notebook_alternatives("P1-C8", listed["P1-C8"]),
         "P2-C15": notebook_alternatives("P2-C15", listed["P2-C15"]),
     }
     out = {}
