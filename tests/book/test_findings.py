@@ -24,7 +24,7 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     rows = [r for v in verdicts for r in v["evidence"]]
     md = findings.practice_markdown(registry.BOOK_DIR, rows, verdicts)
     assert md.startswith("# What this means for your GRPO run")
-    assert md.count("\n## ") == 9
+    assert md.count("\n## ") == 10
     c5 = next(r for r in rows if r["notebook"] == "p1_group_size" and r["id"] == "P1-C5" and r["setting"] == "exact")
     assert f"{float(c5['measured']):+.1%}" in md
     for cid in ("P1-C5", "P2-C7", "P1-C10", "P1-C8", "P2-C10"):
@@ -36,7 +36,7 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     assert f"moves it by {shift:+.2%}" in md and f"{float(rloo['measured']):+.2%}" not in md
     assert "β = 2" in md and "Dr. GRPO, which also drops the std, was not tested" in md
     assert "## 2. Context:" in md and "Under Adam (context) the critical step is flat in T" in md
-    assert md.count("```{image} downloads/figures/") == 5
+    assert md.count("```{figure} downloads/figures/") == 5 and "```{image}" not in md
     assert "criterion fixed before the result" in md or "amended after the result" in md
     assert "Trust the forecast's interval" not in md
     # status first on runs with known outcomes (from the benchmark), and the SmolLM2 rows with their run count

@@ -1,6 +1,8 @@
 """The page "What this means for your GRPO run": the project's own findings and what the run doctor can and cannot
-tell (sections 1–7; 8 and 9, what a group size and the doctor's logging cost, are :mod:`.practice_costs`), with every number computed at build time from the committed verdicts, bisections and benchmark (never typed),
-and each piece of advice shown next to the verdicts it rests on.
+tell (sections 1–7; 8 and 9, what a group size and the doctor's logging cost, are :mod:`.practice_costs`, 10, what
+to do when the doctor fires, is :mod:`.practice_actions`; every section has a captioned figure, the page's own drawn
+by :mod:`.practice_figures`), with every number computed at build time from the committed verdicts, bisections and
+benchmark (never typed), and each piece of advice shown next to the verdicts it rests on.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import numpy as np
 
 from ..paths import DATA_DIR
 from .markup import badge, claim_ref, md_escape
+from .practice_actions import actions_section
 from .practice_costs import group_size_section, logging_section
+from .practice_figures import detector_figure, panel_figure
 
 BENCHMARK_JSON = "doctor_benchmark.json"
 """The run doctor's benchmark on the test part of the labelled corpus (``bench/bench_doctor.py --write``)."""
@@ -61,11 +65,14 @@ def _number(text: str, pattern: str, what: str) -> float:
 
 
 def _figure(book_dir: Path, notebook: str, match: str) -> str:
-    """A Markdown image of the figure of ``notebook`` whose caption holds ``match`` (from the downloads folder, so
-    :func:`rlvr_dynamics.book.site_pages.write_downloads` runs first), at half the column width."""
+    """The figure of ``notebook`` whose caption holds ``match`` (from the downloads folder, so
+    :func:`rlvr_dynamics.book.site_pages.write_downloads` runs first), at the column's full width (its legend at the
+    size it was drawn for), captioned with the notebook's own caption and a link to its page."""
     import nbformat
     from ..paths import NOTEBOOK_DIR
+    from .markup import prose
     from .pages import FIGURE_AUDIT_MIME
+    from .practice_figures import figure_block
     ex = Path(book_dir) / "executed"
     path = next(p for p in (ex / f"{notebook}.raw.ipynb", ex / f"{notebook}.ipynb", NOTEBOOK_DIR / f"{notebook}.ipynb")
                 if p.exists())
@@ -75,8 +82,9 @@ def _figure(book_dir: Path, notebook: str, match: str) -> str:
     n = next((k for k, c in enumerate(caps, 1) if match.lower() in c.lower()), None)
     if n is None:
         raise KeyError(f"findings: no figure of {notebook} has {match!r} in its caption")
-    return "\n".join(["```{image} " + f"downloads/figures/{notebook}-fig{n}.png",
-                      f":alt: {notebook}, figure {n}", ":width: 60%", "```", ""])
+    return figure_block(f"downloads/figures/{notebook}-fig{n}.png",
+                        f"{prose(caps[n - 1])} (Figure {n} of {{doc}}`its page <../executed/{notebook}>`.)",
+                        f"fig-practice-{notebook.replace('_', '-')}", f"{notebook}, figure {n}")
 
 
 def _shared_log_coverage(book_dir: Path) -> tuple[float, int, int] | None:
@@ -136,7 +144,7 @@ def _smollm_c5_clause(rows: list[dict]) -> str:
             "remedy below is untested there")
 
 
-def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
+def _pretrained_lm_section(rows: list[dict], head, page, book_dir: Path) -> list[str]:
     """Section 7: the SmolLM2-135M panel rows (the paper's setting at CPU size) as far as the grid is trained; the
     run count comes from the recorded reasons ("[on n of 6 panel runs complete (G=4: a, G=16: b)]")."""
     paper = {r["id"]: r for r in rows if r["notebook"] == "grpo_smollm" and r.get("setting") == "paper"}
@@ -151,7 +159,7 @@ def _pretrained_lm_section(rows: list[dict], head, page) -> list[str]:
            f"The paper's setting at CPU size: SmolLM2-135M-Instruct (from its 4-bit GGUF file) trained with TRL's GRPO (AdamW, no warm-up) on "
            f"two-digit addition, scored on a fixed panel of 256 held-out prompts; {done} "
            f"({page('grpo_smollm', 'SmolLM2 panel')}). Each row below is decided by the rule fixed before the runs, "
-           "on the runs it names:\n"]
+           "on the runs it names:\n", panel_figure(book_dir)]
     for cid in ("P1-C9", "P1-C12", "P1-C8", "P1-C5"):
         if cid in paper:
             reason = re.sub(r"\s*\[on \d+ of \d+ panel runs complete[^\]]*\]", "", paper[cid]["reason"] or "")
@@ -300,7 +308,7 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         lines.append(f"| {md_escape(name.replace('_', ' '))} | {d['false_alarms']} of {d['healthy_runs']} "
                      f"({d['false_alarm_rate']:.1%}) | {found} |")
     lead = det["detectors"].get("collapse_warning", {}).get("lead", {})
-    lines += [""]
+    lines += ["", detector_figure(book_dir, bench)]
     if lead:
         lines.append(f"Before a collapse, the warning came at least 10 logged steps ahead in "
                      f"{lead['warned_10_ahead']} of {lead['population']} collapses (median lead "
@@ -331,7 +339,8 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
               "forecast's point is barely better than persistence"
               + (", and on a noisy real run its interval is not reliable either" if shared_cov and shared_cov[0] < 0.7
                  else "") + ".\n"]
-    lines += _pretrained_lm_section(rows, head, page)
-    lines += group_size_section(page)
+    lines += _pretrained_lm_section(rows, head, page, book_dir)
+    lines += group_size_section(page, book_dir)
     lines += logging_section(book_dir)
+    lines += actions_section(book_dir)
     return "\n".join(lines) + "\n"

@@ -33,16 +33,19 @@ def _span(v, fmt: str) -> str:
     return f"{format(v.mean(), fmt)} ({format(v.min(), fmt)}–{format(v.max(), fmt)})"
 
 
-def group_size_section(page) -> list[str]:
+def group_size_section(page, book_dir: Path | None = None) -> list[str]:
     """Section 8: per grid and G, the share of groups without reward spread, the held-out accuracy, the late panel
-    reward, the completions and wall seconds per step; the sentence's numbers are the G = 16 / G = 4 ratios."""
+    reward, the completions and wall seconds per step; the sentence's numbers are the G = 16 / G = 4 ratios. With
+    ``book_dir``, the section's figure is drawn there (:func:`.practice_figures.group_size_figure`)."""
     from ..runs.group_size import group_size_summary
-    rows, ratios, configs, seeds = [], [], [], set()
+    from .practice_figures import group_size_figure
+    rows, ratios, configs, seeds, grids = [], [], [], set(), []
     for prefix, label in GROUP_SIZE_GRIDS:
         try:
             grid = group_size_summary(prefix, model="smollm2-135m")
         except ValueError:
             continue
+        grids.append((label, grid))
         configs += [d["config"] for d in grid.values()]
         seeds |= {s for d in grid.values() for s in d["seeds"]}
         for G, d in grid.items():
@@ -72,6 +75,8 @@ def group_size_section(page) -> list[str]:
            "| grid | G | runs | groups without spread | held-out accuracy before → after | late panel reward "
            "(steps ≥ 100) | completions per step | seconds per step |",
            "|---|---:|---:|---:|---:|---:|---:|---:|", *rows, ""]
+    if book_dir is not None:
+        out.append(group_size_figure(book_dir, grids))
     if ratios:
         said = "; ".join(f"{label}: groups without spread {z4:.0%} → {z16:.0%}, held-out accuracy {dh:+.2f}, "
                          f"{cost:.1f}× the seconds per step" for label, cost, dh, z4, z16 in ratios)
@@ -130,6 +135,8 @@ def logging_section(book_dir: Path) -> list[str]:
            "available. A signal not logged is not read as quiet: what needs it reports itself unavailable.\n",
            "| signal | names read | logged by | used by |", "|---|---|---|---|", *rows, ""]
     path = Path(book_dir) / OVERHEAD_JSON
+    from .practice_figures import overhead_figure
+    out.append(overhead_figure(book_dir, OVERHEAD_JSON))
     if path.exists():
         b = json.loads(path.read_text(encoding="utf-8"))
         for model, m in b["models"].items():
