@@ -301,7 +301,7 @@ def robustness_fold(claim: dict) -> list[str]:
         num = "–" if a["number"] is None else f"{a['number']:.3g}" + (
             f" [{a['ci'][0]:.3g}, {a['ci'][1]:.3g}]" if a.get("ci") else "")
         out.append(f"| {a['alternative']} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
-                   f"{badge(a['headline']) if a['headline'] else '–'} | {md_escape(a['note'])} |")
+                   f"{badge(a['headline']) if a['headline'] else '–'} | {prose(a['note'])} |")
     return out + [":::"]
 
 

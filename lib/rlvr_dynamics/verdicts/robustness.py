@@ -249,7 +249,7 @@ def notebook_alternatives(claim_id: str, spec: dict, claims_dir: Path | None = N
     if missing:
         raise ValueError(f"{path}: {claim_id}'s row does not record the alternatives {missing}")
     page = dict(alternative="page", verdict=row["verdict"], number=row["measured"], ci=row["ci"],
-                note=f"{(row.get('rule') or {}).get('name', 'row')}: {row['unit']}")
+                note=row["unit"])
     return [page] + [dict(alternative=a["id"], verdict=by_id[a["id"]]["verdict"], number=by_id[a["id"]]["number"],
                           ci=by_id[a["id"]]["ci"], note=by_id[a["id"]]["note"]) for a in spec["alternatives"]]
 
