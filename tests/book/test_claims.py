@@ -98,7 +98,7 @@ def test_claim_verdicts_lists_every_claim_once_in_checklist_order_with_the_docum
     assert [v["id"] for v in out] == list(claims.checklist())
     assert len(out) == 31
     assert all(set(v) == {"id", "paper", "kind", "same_phenomenon_as", "statement", "criterion", "scope",
-                          "changed_after_result", "provenance", "verdict", "decider", "measured", "ci", "unit", "reason", "evidence",
+                          "changed_after_result", "provenance", "headline_rule", "verdict", "decider", "measured", "ci", "unit", "reason", "evidence",
                           "by_setting", "by_page"} for v in out)
     assert {v["verdict"] for v in out} == {"NOT TESTED"}
     assert out[0]["reason"] == "no notebook records this claim" and out[0]["evidence"] == []

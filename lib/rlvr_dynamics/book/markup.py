@@ -318,6 +318,19 @@ def provenance_line(verdict: dict, short: bool = False) -> str:
             f"first rule, when it was applied, {first} → now {now}; every rule: {chain_text(verdict)}{flag}")
 
 
+def headline_rule_line(verdict: dict) -> str:
+    """One sentence, on a claim whose headline the change of the headline rule moved (``verdict["headline_rule"]``,
+    from :func:`rlvr_dynamics.verdicts.headline.headline_rule_change`: the rule before it rerun on today's rows), or
+    ``""``."""
+    hr = verdict.get("headline_rule") or {}
+    if not hr.get("changed"):
+        return ""
+    return (f"Headline rule changed after the results: the rule that turns this claim's rows into one verdict was "
+            f"written on {hr['date']}, when the results were known; under the rule before it (the weakest in-scope "
+            f"row, with INCONCLUSIVE ranked between FAIL and PARTIAL) the same rows give {hr['previous']}, not "
+            f"{hr['now']}.")
+
+
 def amendment_items(verdict: dict) -> list[str]:
     """The amendments of a claim as Markdown list items (``- *2026-11-30* (verdict before: PASS): what changed``),
     oldest first; ``[]`` for a criterion fixed before the result. A verdict computed from the evidence (a change of

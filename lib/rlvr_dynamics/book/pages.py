@@ -14,8 +14,8 @@ import nbformat
 
 from .._io import atomic_write_text
 from .markup import (CLAIM_ID, GENERATED, amendment_items, badge, claim_label, claim_ref, criterion_fields,
-                     amendment_mark, chain_text, criterion_text,
-                     link_references, md_escape, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
+                     amendment_mark, chain_text, criterion_text, headline_rule_line,
+                     link_references, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
 from .display import damping_words
 from ..verdicts.headline import headline_text, robustness
@@ -70,6 +70,8 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         lines.append(f"- *Criterion:* {prov[0].upper() + prov[1:]}"
                      + (f" (what changed: {{ref}}`claims appendix <{claim_label(cid)}>` and below)."
                         if overall.get("provenance", {}).get("amended") else "."))
+        if headline_rule_line(overall):
+            lines.append(f"- {headline_rule_line(overall)}")
         lines += [*robustness_fold(overall), ""]
         fields = criterion_fields(cid)
         status = ("amended after the result" if overall.get("provenance", {}).get("amended")
@@ -327,6 +329,10 @@ def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], v
     sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen; every rule's verdict: "
                      + "; ".join(f"{c} {chain_text(verdicts[c])}" for c in amended) + "." if amended else
                      "Each rule was fixed before the result.")
+    moved = [c for c in ids[:3] if headline_rule_line(verdicts[c])]
+    if moved:
+        sentences.append("The headline rule itself was written after the results were known; under the rule before "
+                         "it " + "; ".join(f"{c} reads {verdicts[c]['headline_rule']['previous']}" for c in moved) + ".")
     sentences.append(f"Figure {label} below is the page's key figure; the results box, the methods and every other "
                      "figure follow it.")
     return "**The result.** " + " ".join(sentences)

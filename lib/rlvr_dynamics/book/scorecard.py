@@ -29,6 +29,20 @@ def first_rule_verdicts(verdicts: list[dict]) -> list[dict]:
             for c in verdicts]
 
 
+def headline_rule_summary(verdicts: list[dict]) -> str:
+    """The headline rule's date and the claims whose headline the rule before it gives otherwise on today's rows
+    (``headline_rule`` of :func:`rlvr_dynamics.verdicts.headline.claim_verdicts`, the previous rule rerun)."""
+    moved = [c for c in verdicts if (c.get("headline_rule") or {}).get("changed")]
+    date = next((c["headline_rule"]["date"] for c in verdicts if c.get("headline_rule")), "?")
+    by_prev: dict[str, list[str]] = {}
+    for c in moved:
+        by_prev.setdefault(c["headline_rule"]["previous"], []).append(claim_ref(c["id"]))
+    return (f"rule written on {date}, after the results it decides were known; under the previous rule, the weakest "
+            "in-scope row with INCONCLUSIVE ranked between FAIL and PARTIAL, today's rows give "
+            + ("; ".join(f"{', '.join(ids)} {v}" for v, ids in by_prev.items()) if moved else "the same headlines")
+            + (", each noted on its claim" if moved else ""))
+
+
 def counts_table(verdicts: list[dict]) -> list[str]:
     """Headline verdicts per paper; claims that measure one phenomenon with another claim (``same_phenomenon_as``,
     same verdict) count once (headline rule (4))."""
@@ -156,9 +170,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
     out = ["# Scorecard\n",
            "One row per claim of the two papers. Each piece of evidence names its **setting**: "
            + "; ".join(f"*{s}*: {SETTING_LABELS[s]}" for s in SETTINGS)
-           + ". **The headline verdict** (rule written on 2026-12-01, after the results it decides were known; under the "
-           "previous rule, the weakest in-scope row with INCONCLUSIVE ranked between FAIL and PARTIAL, today's rows "
-           "give P1-C2, P1-C8 and P1-C15 INCONCLUSIVE and P2-C9, P2-C10 FAIL): decisive rows "
+           + f". **The headline verdict** ({headline_rule_summary(verdicts)}): decisive rows "
            "(PASS, PARTIAL, FAIL) decide, the weakest of them; INCONCLUSIVE decides only when no decisive row "
            "exists; a claim the paper states as a possibility (\"can\") takes the strongest decisive row; context "
            "rows never decide; rows that measure one phenomenon count once; a by-construction check is "
@@ -192,7 +204,9 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
                 f"  - {badge(c['verdict'])}{amendment_mark(c)}",
                 f"  - {_indent(cell3, 4)}",
                 f"  - {provenance_line(c, short=True)}"
-                + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else ""),
+                + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else "")
+                + (f"<br>*headline rule:* {c['headline_rule']['previous']} under the rule before "
+                   f"{c['headline_rule']['date']}" if (c.get("headline_rule") or {}).get("changed") else ""),
                 "  - " + _robust_cell(c),
                 "  - " + ("<br>".join(pages) if pages else "–")]
     out.append("::::")

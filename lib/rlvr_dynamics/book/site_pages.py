@@ -17,7 +17,7 @@ from .claims import NOT_TESTED, SETTINGS, checklist, claim_verdicts, counted_onc
 from .markup import (PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, amendment_mark, GENERATED, SETTING_LABELS, amended_claims, amendment_items, provenance_line, reader_text, SHORT_VERDICTS, VERDICT_HELP, VERDICT_ORDER, badge, chapters, claim_label, claim_ref,
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
                      sources_label, statement_text, prose, sections_text, THEORY_SOURCES, OPEN_CHOICES, ARXIV,
-                     theory_source, parts, link_references)
+                     theory_source, parts, link_references, headline_rule_line)
 from .scorecard import (counts_table, amended_summary, pass_after_fail_lines, scorecard_markdown,  # noqa: F401
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
@@ -108,6 +108,8 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         if c["provenance"]["amended"]:
             line = provenance_line(c)
             out += [f"*{line[0].upper() + line[1:]}.* The changes, oldest first:", "", *amendment_items(c), ""]
+        if headline_rule_line(c):
+            out += [f"*{headline_rule_line(c)}*", ""]
         out += [f"*Scale:* {info.get('scale', '–')}", ""]
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]

@@ -101,17 +101,44 @@ def headline(rows: list[dict[str, Any]], kind: str = "universal") -> tuple[str, 
 
 
 
+HEADLINE_RULE_DATE = "2026-12-01"
+"""The day the headline rule of :func:`headline` was written, after the results it decides were known."""
+PREVIOUS_ORDER = ("FAIL", "INCONCLUSIVE", "PARTIAL", "PASS")
+"""The rule before :data:`HEADLINE_RULE_DATE`: tested verdicts, weakest first (INCONCLUSIVE between FAIL and PARTIAL)."""
+
+
+def previous_rule_headline(rows: list[dict[str, Any]]) -> str:
+    """The headline the same rows get under the rule in force before :data:`HEADLINE_RULE_DATE` (the book's rule until
+    then, recomputed, not recorded): context rows never decide; the **weakest** in-scope row in the order
+    :data:`PREVIOUS_ORDER` (so an INCONCLUSIVE row outranks a PARTIAL or PASS one, and there is no existence kind and
+    no counting once); else CONSISTENT, else N/A, else :data:`NOT_TESTED`."""
+    scoped = [r for r in rows if row_setting(r) != "context"]
+    tested = [r["verdict"] for r in scoped if r["verdict"] in PREVIOUS_ORDER]
+    if tested:
+        return min(tested, key=PREVIOUS_ORDER.index)
+    return next((v for v in ("CONSISTENT", "N/A") if any(r["verdict"] == v for r in scoped)), NOT_TESTED)
+
+
+def headline_rule_change(rows: list[dict[str, Any]], verdict: str) -> dict[str, Any]:
+    """What the change of the headline rule on :data:`HEADLINE_RULE_DATE` did to one claim: ``{"date", "previous",
+    "now", "changed"}``, ``previous`` from :func:`previous_rule_headline` on the claim's rows today."""
+    prev = previous_rule_headline(rows)
+    return {"date": HEADLINE_RULE_DATE, "previous": prev, "now": verdict, "changed": prev != verdict}
+
+
 def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One headline verdict per claim, for all claims of ``book/claims.yml`` in checklist order.
 
     ``rows`` are evidence rows as :func:`rlvr_dynamics.book.markup.load_verdicts` returns them (each
     ``*.claims.json`` row plus its ``"notebook"``). Returns one dict per claim with keys ``id, paper, kind,
-    same_phenomenon_as, statement, criterion, scope, changed_after_result, provenance, verdict, measured, ci, unit,
-    decider, reason, evidence, by_setting, by_page``:
+    same_phenomenon_as, statement, criterion, scope, changed_after_result, provenance, headline_rule, verdict,
+    measured, ci, unit, decider, reason, evidence, by_setting, by_page``:
 
     - ``verdict``: the headline (:func:`headline` over all rows of the claim);
     - ``provenance``: :func:`criterion_provenance` (fixed before the result, or amended after it: when, what, and
       the verdict under the first rule), what every page says beside the verdict;
+    - ``headline_rule``: :func:`headline_rule_change`, the headline these rows get under the rule before
+      :data:`HEADLINE_RULE_DATE`, shown on every claim where it differs;
     - ``decider``: the deciding row (``None`` when NOT TESTED); ``measured``, ``ci`` and ``unit`` are its;
     - ``by_setting``: ``{setting: verdict}`` for each setting with rows (:func:`headline` over that setting's rows;
       the ``context`` cell uses the context rows as if in scope, and is shown, never counted);
@@ -174,6 +201,7 @@ def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "scope": entry.get("scope"),
             "changed_after_result": entry.get("changed_after_result"),
             "provenance": criterion_provenance(cid, evidence, verdict),
+            "headline_rule": headline_rule_change(evidence, verdict),
             "verdict": verdict,
             "decider": decider,
             "measured": decider.get("measured") if decider else None,
