@@ -19,6 +19,7 @@ from .markup import (GENERATED, PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, SETTING_L
                      prose, provenance_line, statement_text)
 from .registry import PAPERS, NotebookEntry
 from ..verdicts.headline import robustness
+from .weight_of_evidence import weight_of_evidence_box
 
 
 def first_rule_verdicts(verdicts: list[dict]) -> list[dict]:
@@ -178,6 +179,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            "with (see its provenance box). **An honest FAIL is worth more than a tuned PASS.** "
            f"Download the scorecard as {{download}}`CSV <{GENERATED}/downloads/scorecard.csv>` or "
            f"{{download}}`JSON <{GENERATED}/downloads/scorecard.json>`.\n",
+           *weight_of_evidence_box(verdicts, registered), "",
            "**Today's rules:**", "", *counts_table(verdicts), "",
            "**Under each claim's first recorded rule** (the second headline: what the scorecard read before any "
            "criterion was amended after a result; the runs are today's where a claim's rows were recomputed):", "",

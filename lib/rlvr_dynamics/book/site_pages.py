@@ -22,6 +22,7 @@ from .scorecard import (counts_table, amended_summary, pass_after_fail_lines, sc
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
+from .weight_of_evidence import weight_of_evidence_box
 
 
 STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer", "diagnose",
@@ -202,7 +203,8 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
            f"<{GENERATED}/practice>`: the book's findings, what the run doctor can tell, and advice only as strong "
            f"as the verdicts. The {{doc}}`scorecard` has every verdict per setting; the {{doc}}`gallery "
            f"<{GENERATED}/gallery>` puts each figure of the papers next to this book's.", "",
-           abstract, "", *counts_table(verdicts), "", amended_summary(verdicts), "",
+           abstract, "", *weight_of_evidence_box(verdicts, entries), "", *counts_table(verdicts), "",
+           amended_summary(verdicts), "",
            *pass_after_fail_lines(verdicts),
            "## Headline figures", "",
            "The first figure of one page per chapter, with the verdicts that page records "
