@@ -134,9 +134,9 @@ def fisher_power(n_target: int, n_other: int, rate_other: float, odds_ratio: flo
 def c15_verdict(a: dict, b: dict, v15: dict, *, n_seeds: int) -> Check:
     """P2-C15 as amended on 2026-12-02 and 2026-12-04 (the unit of (a)).
 
-    ``a`` = :func:`collapse_step_ratios` plus ``"power"`` and optionally ``"unit"`` (the name of (a)'s quantity in the
-    reason, "eta" by default) (probability of detecting a factor-2 lowering against both
-    others, from the bootstrap SD of the log ratios); ``b`` = ``{"p": {alg: one-sided Fisher p}, "odds": {alg: (or,
+    ``a`` = :func:`collapse_step_ratios` plus ``"power"`` (probability of detecting a factor-2 lowering against both
+    others, from the bootstrap SD of the log ratios) and optionally ``"unit"`` (the name of (a)'s quantity in the
+    reason, "eta" by default); ``b`` = ``{"p": {alg: one-sided Fisher p}, "odds": {alg: (or,
     lo, hi)}, "power": {alg: fisher_power}, "counts": {alg: (down, near)}}``. (a) holds when both ratios' CIs lie
     below 1, and is excluded when some ratio's CI lies above 1/``effect``; (b) holds when both p < ``alpha``, and is
     excluded when some odds ratio's CI lies below ``effect``. INCONCLUSIVE first when there are fewer than
