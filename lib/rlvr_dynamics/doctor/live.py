@@ -169,6 +169,8 @@ class RunDoctor:
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
         self.reward_bounds = reward_bounds
         self._rows: dict[int, dict[str, float]] = {}
+        self._columns: _Columns | None = _Columns()     # the rows as growing columns (log() without a rebuild)
+        self._last_step = -math.inf
         self._since = 0
         self._pending: set[str] = set()
         self.should_stop = False
@@ -241,13 +243,20 @@ class RunDoctor:
         ignored, non-finite ones kept as NaN (a run that logs NaN has diverged: :mod:`.divergence`)."""
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
             raise ValueError(f"step must be an integer, got {step!r}")
-        row = self._rows.setdefault(int(step), {})
+        step = int(step)
+        appended = step not in self._rows and (not self._rows or step > self._last_step)
+        row = self._rows.setdefault(step, {})
         for k, v in metrics.items():
             try:
                 x = float(v)
             except (TypeError, ValueError):
                 continue
             row[k] = x if math.isfinite(x) else math.nan
+        if appended and self._columns is not None:
+            self._columns.append(step, row)
+        else:                       # a step logged again or out of order: the columns are rebuilt at the next log()
+            self._columns = None
+        self._last_step = max(step, self._last_step)
         if self.reward_column is None:
             self.reward_column = next((c for c in REWARD_COLUMNS if c in row), None)
 
@@ -255,9 +264,11 @@ class RunDoctor:
         """The metrics so far as a :class:`~rlvr_dynamics.runs.logs.RunLog` (None before a reward has been seen)."""
         if self.reward_column is None:
             return None
-        steps = np.array(sorted(self._rows), dtype=np.int64)
-        names = sorted({k for r in self._rows.values() for k in r})
-        series = {n: np.array([self._rows[s].get(n, math.nan) for s in steps]) for n in names}
+        if self._columns is None:
+            self._columns = _Columns()
+            for st in sorted(self._rows):
+                self._columns.append(st, self._rows[st])
+        steps, series = self._columns.arrays()
         if self.reward_column not in series:
             return None
         return RunLog("live", steps, series, self.reward_column)
@@ -405,6 +416,32 @@ class RunDoctor:
         if self.events[name] and name not in self.fired:
             self.fired[name] = int(self.events[name][0]["step"])
         return new
+
+
+class _Columns:
+    """The recorded rows as growing columns, in step order: :meth:`RunDoctor.log` copies them instead of rebuilding
+    every column from the row dicts at each update (the same arrays; a pure speed-up)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.steps = np.empty(64, dtype=np.int64)
+        self.cols: dict[str, np.ndarray] = {}
+
+    def append(self, step: int, row: dict[str, float]) -> None:
+        if self.n == self.steps.size:
+            self.steps = np.concatenate([self.steps, np.empty(self.n, dtype=np.int64)])
+            self.cols = {k: np.concatenate([v, np.full(self.n, math.nan)]) for k, v in self.cols.items()}
+        for k in row:
+            if k not in self.cols:
+                self.cols[k] = np.full(self.steps.size, math.nan)
+        for k, v in self.cols.items():
+            v[self.n] = row.get(k, math.nan)
+        self.steps[self.n] = step
+        self.n += 1
+
+    def arrays(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(steps, {name: values}) with the names sorted, as copies."""
+        return self.steps[: self.n].copy(), {k: self.cols[k][: self.n].copy() for k in sorted(self.cols)}
 
 
 def _num(x) -> float | None:

@@ -236,45 +236,48 @@ def _fall(v: np.ndarray, floor, fraction: float) -> np.ndarray:
     out = np.zeros(v.shape, dtype=bool)
     ok = np.flatnonzero(np.isfinite(v))
     x = v[ok]
-    if x.size <= FIRST_POINTS:
+    n = x.size
+    if n <= FIRST_POINTS:
         return out
+    # every quantity per row j at once (one pass per distinct window k, not one per row): the same sums and
+    # comparisons as a row-by-row loop, so the flags are identical
     c = np.concatenate([[0.0], np.cumsum(x)])
+    j = np.arange(n)
+    s2 = (c[j + 1] - c[np.maximum(0, j + 1 - SMOOTH)]) / np.minimum(j + 1, SMOOTH)
+    base_min = np.concatenate([[math.inf], np.minimum.accumulate(s2)[:-1]])      # min of s2 before row j
+    if isinstance(floor, np.ndarray):
+        base = np.asarray(floor, dtype=float)[ok]
+    else:
+        base = np.full(n, math.nan if floor is None else float(floor))
+    base = np.where(np.isfinite(base), base, base_min)
     sigma_of = PrefixSigma(robust=False, small_sample=False)
-    base_min = math.inf
-    for j in range(x.size):
-        s2 = (c[j + 1] - c[max(0, j + 1 - SMOOTH)]) / min(j + 1, SMOOTH)
-        if j < FIRST_POINTS:
-            base_min = min(base_min, s2)
-            continue
-        i = ok[j]
-        base = floor[i] if isinstance(floor, np.ndarray) else floor
-        if base is None or not math.isfinite(base):
-            base = base_min
-        sigma = sigma_of(x[:j])
-        top = float(np.max(_trail_means(c, j, SMOOTH)))
-        gain = top - base
-        if gain > 0 and sigma > 0:
-            k = int(min(K_MAX, max(SMOOTH, math.ceil((Z_WINDOW * sigma / (fraction * gain)) ** 2))))
-        else:
-            k = SMOOTH
-        if j + 1 >= 2 * k:
-            means = _trail_means(c, j, k)
-            pk, now = float(np.max(means[:-1])), float(means[-1])
-            gain_k = pk - base
-            se = sigma / math.sqrt(k)
-            out[i] = gain_k > 0 and now < pk - fraction * gain_k and \
-                pk - now > (Z_FALL * math.sqrt(2) + peak_bias(j, k)) * se
-        base_min = min(base_min, s2)
+    sigma = np.zeros(n)
+    for jj in range(FIRST_POINTS, n):                   # σ̂ of the values before each row, on its schedule
+        sigma[jj] = sigma_of(x[:jj])
+    top = np.maximum.accumulate(_full_trail_means(c, SMOOTH))       # top[j - SMOOTH + 1]: the peak up to row j
+    top_j = np.full(n, -math.inf)
+    top_j[SMOOTH - 1:] = top
+    gain = top_j - base
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = np.ceil((Z_WINDOW * sigma / (fraction * gain)) ** 2)
+    k = np.where((gain > 0) & (sigma > 0), np.minimum(K_MAX, np.maximum(SMOOTH, k)), SMOOTH).astype(int)
+    rows = (j >= FIRST_POINTS) & (j + 1 >= 2 * k)
+    for kk in np.unique(k[rows]):
+        at = np.flatnonzero(rows & (k == kk))
+        means = _full_trail_means(c, int(kk))              # means[m]: the mean of x[m … m + k − 1]
+        peak = np.maximum.accumulate(means)
+        pk, now = peak[at - kk], means[at - kk + 1]
+        gain_k = pk - base[at]
+        se = sigma[at] / math.sqrt(kk)
+        cand = (gain_k > 0) & (now < pk - fraction * gain_k)
+        for a, p_, w_, s_ in zip(at[cand], pk[cand], now[cand], se[cand]):
+            out[ok[a]] = p_ - w_ > (Z_FALL * math.sqrt(2) + peak_bias(int(a), int(kk))) * s_
     return out
 
 
-def _trail_means(c: np.ndarray, j: int, k: int) -> np.ndarray:
-    """Full trailing means of k values ending at 0 … j (cumulative sums ``c``), in order."""
-    ends = np.arange(k - 1, j + 1)
-    if ends.size == 0:
-        ends = np.array([j])
-        return (c[ends + 1] - c[0]) / (ends + 1)
-    return (c[ends + 1] - c[ends + 1 - k]) / k
+def _full_trail_means(c: np.ndarray, k: int) -> np.ndarray:
+    """Every full trailing mean of k values (cumulative sums ``c``): element m is the mean of values m … m + k − 1."""
+    return (c[k:] - c[:-k]) / k
 
 
 def format_fall(f: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ hacking, P1-C13; evaluation stays strict).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -151,6 +152,16 @@ def difficulty(a: int, b: int, digits: int) -> int:
     """
     half = 5 * 10 ** (digits - 1)
     return int(a >= half) + int(b >= half)
+
+
+@functools.lru_cache(maxsize=8)
+def _training_levels(digits: int) -> np.ndarray:
+    """:func:`difficulty` of 20,000 operand pairs drawn uniformly (seed 12345), vectorised (read-only)."""
+    ab = np.random.default_rng(12345).integers(0, 10 ** digits, size=(20_000, 2))
+    half = 5 * 10 ** (digits - 1)
+    levels = (ab[:, 0] >= half).astype(np.int64) + (ab[:, 1] >= half)
+    levels.setflags(write=False)
+    return levels
 
 
 def carries(a: int, b: int) -> int:
@@ -300,16 +311,15 @@ class AnswerMixture:
         check_in_range("difficulty_factor", self.difficulty_factor, 0, 1, low_inclusive=False)
         check_int("copies", self.copies, 1, 64)
         check_int("digits", self.digits, 1, 6)
-        mean = float(np.mean([self.difficulty_factor ** c for c in self._levels()]))
+        mean = float(np.mean(np.array([self.difficulty_factor ** c for c in range(3)])[self._levels()]))
         object.__setattr__(self, "_scale", self.correct_frac / mean)
         if self.correct_frac / mean > self.q_max:
             raise ValueError(f"correct_frac={self.correct_frac} needs a per-prompt probability above "
                              f"q_max={self.q_max} on the easiest prompts; lower it or raise difficulty_factor")
 
-    def _levels(self) -> list[int]:
-        rng = np.random.default_rng(12345)
-        hi = 10 ** self.digits
-        return [difficulty(int(a), int(b), self.digits) for a, b in rng.integers(0, hi, size=(20_000, 2))]
+    def _levels(self) -> np.ndarray:
+        """:func:`difficulty` of 20,000 prompts drawn from the training distribution (seed 12345)."""
+        return _training_levels(self.digits)
 
     def level(self, prompt: str) -> int:
         """The :func:`difficulty` of ``prompt``."""

@@ -131,8 +131,12 @@ def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output
             raise ValueError(f"{where(path, rows, i)}: invalid {step_key!r} value {raw!r} (an integer step is "
                              "required)")
         step = int(step)
-        target = merged.setdefault(step, {})
-        first = origin.setdefault(step, i)
+        if step not in merged:       # the first row of a step (the common case): no earlier value to compare with
+            merged[step] = _first_row(row, step_key, step, bad)
+            origin[step] = i
+            continue
+        target = merged[step]
+        first = origin[step]
         for k, v in row.items():
             if k == step_key or not isinstance(k, str):
                 continue
@@ -155,6 +159,22 @@ def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output
     if not merged:
         raise ValueError(f"{path}: no row has a {step_key!r} value")
     return StepTable(path, step_key, merged, {s: where(path, rows, i) for s, i in origin.items()}, bad)
+
+
+def _first_row(row, step_key: str, step: int, bad: dict) -> dict[str, float]:
+    """The values of a step's first row (what :func:`step_table`'s merge gives when nothing came before): every
+    cell as :func:`to_float`, a non-finite one's problem recorded in ``bad``."""
+    target: dict[str, float] = {}
+    for k, v in row.items():
+        if k == step_key or not isinstance(k, str):
+            continue
+        x = to_float(v) if not isinstance(v, (dict, list)) else math.nan
+        if x != x:
+            problem = cell_problem(v)
+            if problem is not None:
+                bad.setdefault(k, {})[step] = (problem, v)
+        target[k] = x
+    return target
 
 
 def untrl_tensorboard_name(tag: str) -> str:

@@ -54,6 +54,7 @@ Dev evidence for its constants
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from dataclasses import asdict, dataclass
 
@@ -135,12 +136,24 @@ class PrefixSigma:
     def __call__(self, before: np.ndarray) -> float:
         n = before.size
         if n != self.count and (n <= SIGMA_EXACT_UNTIL or n >= SIGMA_GROWTH * self.count):
-            factor = small_sample_factor(n - 1) if self.small_sample else 1.0
-            sigma = step_sigma(before, robust=self.robust)
-            if n < SHORT_PREFIX:       # a few points cannot tell trend from noise: take the larger reading
-                sigma = max(sigma, float(np.std(before[np.isfinite(before)], ddof=1)) if n >= 2 else 0.0)
-            self.value, self.count = sigma * factor, n
+            key = (self.robust, self.small_sample,
+                   hashlib.blake2b(np.ascontiguousarray(before, dtype=float).tobytes(), digest_size=16).digest())
+            value = _PREFIX_SIGMA_CACHE.get(key)
+            if value is None:
+                factor = small_sample_factor(n - 1) if self.small_sample else 1.0
+                sigma = step_sigma(before, robust=self.robust)
+                if n < SHORT_PREFIX:       # a few points cannot tell trend from noise: take the larger reading
+                    sigma = max(sigma, float(np.std(before[np.isfinite(before)], ddof=1)) if n >= 2 else 0.0)
+                if len(_PREFIX_SIGMA_CACHE) > 200_000:
+                    _PREFIX_SIGMA_CACHE.clear()
+                value = _PREFIX_SIGMA_CACHE[key] = sigma * factor
+            self.value, self.count = value, n
         return self.value
+
+
+_PREFIX_SIGMA_CACHE: dict[tuple, float] = {}
+"""σ̂ of a prefix, memoised on its bytes: the live doctor re-reads the same prefixes at every update (a pure
+speed-up, bounded at 200,000 entries)."""
 
 
 @functools.lru_cache(maxsize=256)
