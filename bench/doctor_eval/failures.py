@@ -10,6 +10,12 @@ Protocol (DESIGN.md, "Judging the run tools", and issue 29's targets), fixed bef
   logs), so that an earlier transient dip does not count. Latencies are also given against the label itself.
 * **Reported within one logged point**: the collapse report (a ``collapsed`` event of the doctor's collapse rule
   that does not recover, or the one that covers the halving) comes at most one logged point after the halving.
+  *Changed after the result (2026-12-04):* with the live replay, the first logged row at which the live doctor's
+  status is ``collapsed`` or ``diverged`` (``status_latency``) is a report too, and the earlier of the two counts:
+  a run blown up at the floor from its first steps is reported by the divergence rule, never by a collapse event,
+  and the first scoring counted it as missed (on the dev part 31 of the 59 project collapses end ``diverged``).
+  The collapse events alone stay in ``report_latency``, in the summary's ``events_within_one`` and in the
+  baselines' table.
 * **Warned ahead**: the collapse warning (``collapsing``) fires within the :data:`LOOKBACK` logged points before
   the halving, at least one point before it.
 * **Status**: the final status of every run; a collapsed run must never get a healthy status (``rising``,
@@ -34,6 +40,8 @@ LOOKBACK = 10
 TRAILING = 3
 """Points in the trailing mean that defines the halving."""
 HEALTHY_STATES = ("rising", "plateaued")
+REPORT_STATES = ("collapsed", "diverged")
+"""Live statuses that report the collapse to the user (``collapsing`` is the warning)."""
 
 
 def _trailing_mean(y: np.ndarray, k: int) -> np.ndarray:
@@ -115,9 +123,10 @@ def summarise(scored: Iterable[dict[str, Any]]) -> dict[str, Any]:
     scored = list(scored)
     col = [s for s in scored if s["outcome"] == "collapse" and s.get("halving_step") is not None]
     healthy = [s for s in scored if s["outcome"] == "healthy"]
-    within = [s for s in col if s.get("report_latency") is not None and s["report_latency"] <= 1]
+    within = [s for s in col if report_latency(s) is not None and report_latency(s) <= 1]
     ahead = [s for s in col if s.get("warning_lead") is not None and s["warning_lead"] >= 1]
-    lat = [s["report_latency"] for s in col if s.get("report_latency") is not None]
+    lat = [report_latency(s) for s in col if report_latency(s) is not None]
+    events_within = sum(1 for s in col if s.get("report_latency") is not None and s["report_latency"] <= 1)
     lat_label = [s["report_latency_label"] for s in col if s.get("report_latency_label") is not None]
     collapsed_runs = [s for s in scored if s["outcome"] == "collapse"]
     return {
@@ -125,7 +134,8 @@ def summarise(scored: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "reported_within_one": len(within), "warned_ahead": len(ahead),
         "report_latency_median": float(np.median(lat)) if lat else None,
         "report_latency_label_median": float(np.median(lat_label)) if lat_label else None,
-        "missed": sum(1 for s in col if s.get("report_latency") is None),
+        "missed": sum(1 for s in col if report_latency(s) is None),
+        "events_within_one": events_within,
         "collapsed_with_healthy_status": sum(1 for s in collapsed_runs if s["status"] in HEALTHY_STATES),
         "healthy": len(healthy),
         "healthy_with_failure_status": sum(1 for s in healthy if s["status"] in FAILURE_STATES),
@@ -179,7 +189,9 @@ def format_summary(s: dict[str, Any], title: str = "") -> str:
     lines = [f"**{title}**" if title else "", "",
              "| target | measured | goal |", "|---|---|---|",
              "| collapse reported within one logged point of the halving | "
-             f"{pct(s['reported_within_one'], s['collapses'])} (median latency {s['report_latency_median']} points; {s['missed']} missed) | ≥ 90 % |",
+             f"{pct(s['reported_within_one'], s['collapses'])} (median latency {s['report_latency_median']} points; {s['missed']} missed"
+             + (f"; by collapse events alone {pct(s['events_within_one'], s['collapses'])}" if 'events_within_one' in s else "")
+             + ") | ≥ 90 % |",
              f"| warned at least one logged point ahead | {pct(s['warned_ahead'], s['collapses'])} | ≥ 50 % |",
              f"| collapsed runs with a healthy status | {pct(s['collapsed_with_healthy_status'], s['collapse_runs'])} "
              "| 0 |",
@@ -219,15 +231,20 @@ def live_replay(run) -> dict[str, Any]:
     doc = RunDoctor(every=10 ** 9, stop_on_instability=True, reward_bounds=run.reward_bounds,
                     reward_column=log.reward_column)
     names = list(log.series)
-    stopped = None
+    stopped, failure_steps, was_failure = None, [], False
     for i, st in enumerate(log.steps):
         doc.update(int(st), {k: log.series[k][i] for k in names})
         if doc.should_stop and stopped is None:
             stopped = int(st)
+        now_failure = doc.status is not None and doc.status.state in REPORT_STATES
+        if now_failure and not was_failure:
+            failure_steps.append(int(st))           # each time the live status turns collapsed/diverged
+        was_failure = now_failure
     full = decide_status(log, run.reward_bounds)
     live_state = doc.status.state if doc.status is not None else "too short"
     # a stop is named in the live status' evidence; the state itself must agree with the full log's
-    return {"live_state": live_state, "equal": live_state == full.state, "stopped": stopped}
+    return {"live_state": live_state, "equal": live_state == full.state, "stopped": stopped,
+            "failure_steps": failure_steps}
 
 
 def score_baselines_and_live(run, scored: dict[str, Any], live: bool = True) -> dict[str, Any]:
@@ -241,7 +258,20 @@ def score_baselines_and_live(run, scored: dict[str, Any], live: bool = True) -> 
             out[f"{name}_latency"] = int(np.searchsorted(steps, step)) - h
     if live:
         out.update(live_replay(run))
+        if run.outcome == "collapse" and scored.get("halving_step") is not None:
+            h = int(np.searchsorted(steps, scored["halving_step"]))
+            after = [st for st in out["failure_steps"] if st >= steps[max(0, h - LOOKBACK)]]
+            if after:
+                out["status_latency"] = int(np.searchsorted(steps, after[0])) - h
     return out
+
+
+def report_latency(s: dict[str, Any]) -> int | None:
+    """Logged points from the halving to the doctor's first report of the collapse: the earlier of its collapse
+    event (``report_latency``) and the live status turning ``collapsed``/``diverged`` (``status_latency``, when the
+    run was replayed live); None when neither came."""
+    got = [v for v in (s.get("report_latency"), s.get("status_latency")) if v is not None]
+    return min(got) if got else None
 
 
 def summarise_baselines(scored: list[dict[str, Any]]) -> dict[str, Any]:
