@@ -26,6 +26,7 @@ import fnmatch
 import functools
 import http.server
 import shutil
+import socket
 import threading
 import re
 from dataclasses import dataclass, field
@@ -254,6 +255,15 @@ def find_chromium() -> str | None:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the built book quietly over keep-alive connections, every file cacheable for the check's duration (the
+    book's shared scripts, styles and fonts are fetched and compiled once, not once per page)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=3600")
+        super().end_headers()
+
     def log_message(self, *args) -> None:  # noqa: D401 - silence the access log
         pass
 
@@ -279,23 +289,23 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))   # bound, never listening: connections to it are refused
     reports: list[PageReport] = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+            # every request that does not go to the book's server goes to a proxy that refuses connections (a bound
+            # socket that does not listen): it fails in the browser and is reported below. No request interception
+            # (page.route), which would turn the browser's cache off and route every request through Python.
+            browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS,
+                                         proxy={"server": f"http://127.0.0.1:{dead.getsockname()[1]}",
+                                                "bypass": "127.0.0.1"})
             context = browser.new_context(viewport=VIEWPORT)
             for rel in pages:
                 report = PageReport(rel)
                 page = context.new_page()
-
-                def route(r, report=report):
-                    if r.request.url.startswith(base) or r.request.url.startswith("data:"):
-                        r.continue_()
-                    else:
-                        report.problems.append(f"external request blocked: {r.request.url}")
-                        r.abort()
-
-                page.route("**/*", route)
+                page.on("request", lambda req, report=report: None if req.url.startswith(base) or req.url.startswith(
+                    "data:") else report.problems.append(f"external request blocked: {req.url}"))
                 page.on("requestfailed", lambda req, report=report: report.problems.append(
                     f"request failed: {req.url} ({req.failure})") if req.url.startswith(base) else None)
                 page.on("response", lambda resp, report=report: report.problems.append(
@@ -349,4 +359,5 @@ def check_book(html_dir: str | Path, pages: list[str] | None = None, screenshot:
             browser.close()
     finally:
         server.shutdown()
+        dead.close()
     return reports
