@@ -184,18 +184,43 @@ def gradient_gap(features: Any, theta: Any, correct: Any) -> GradientGap:
     accurate when J is within 1e-300 of 0 or 1.
     """
     phi, th, c = _problem(features, theta, correct)
+    return _gradient_gap(phi, th, c)
+
+
+def _gradient_gap(phi: np.ndarray, th: np.ndarray, c: np.ndarray) -> GradientGap:
+    """:func:`gradient_gap` on arguments already checked by :func:`_problem` (for loops that check once)."""
     z = _logits(phi, th)
-    lse = logsumexp(z, axis=-1, keepdims=True)
+    lse = _logsumexp_last(z)
     p = np.exp(z - lse)
     zp = np.where(c, z, -np.inf)
     zm = np.where(c, -np.inf, z)
-    lse_p = logsumexp(zp, axis=-1, keepdims=True)
-    lse_m = logsumexp(zm, axis=-1, keepdims=True)
+    lse_p = _logsumexp_last(zp)
+    lse_m = _logsumexp_last(zm)
     m = _expect(p, phi)
     m_plus = _expect(np.exp(zp - lse_p), phi)
     m_minus = _expect(np.exp(zm - lse_m), phi)
     j = expit((lse_p - lse_m)[..., 0])
     return GradientGap(g_plus=m_plus - m, g_minus=m_minus - m, gap=m_plus - m_minus, success_rate=j)
+
+
+def _logsumexp_last(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=-1, keepdims=True)`` for a real float64 array, the same operations in the
+    same order (so the same bits: the largest term is taken out of the sum and added back with ``log1p``), without
+    the array-API dispatch that dominates its cost on the small arrays of a training loop. The direct
+    ``log(Σ exp a)`` that scipy substitutes where the result is not finite is only computed where it is needed."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a_max = a.max(-1, keepdims=True)
+        i_max = a == a_max
+        m = i_max.sum(-1, keepdims=True).astype(a.dtype)         # how many terms equal the max (a count: exact)
+        s = np.exp(np.where(i_max, -np.inf, a) - a_max).sum(-1, keepdims=True)
+        s = np.where(s == 0, s, s / m)
+        # scipy's sign bookkeeping (for weights b < 0) is the identity here: s >= 0 (or nan) and m >= 0
+        out = np.log1p(s) + np.log(m) + a_max
+        bad = ~np.isfinite(out)
+        if bad.any():
+            out_inf = np.log(np.exp(a).sum(-1, keepdims=True))
+            out = np.where(bad, out_inf, out)
+    return out
 
 
 def policy_gradient(features: Any, theta: Any, correct: Any) -> np.ndarray:

@@ -153,6 +153,28 @@ def _lse(x: np.ndarray) -> np.ndarray:
     return m + np.log(np.exp(x - m).sum(-1, keepdims=True))
 
 
+def _finite_nonnegative(x: np.ndarray, high: float | None = None) -> bool:
+    return bool(np.isfinite(x).all() and (x >= 0).all() and (high is None or (x <= high).all()))
+
+
+def _theorem1_constant(g_o: np.ndarray, l_o: np.ndarray, form: str) -> np.ndarray:
+    """:func:`~rlvr_dynamics.p2.gap.theorem1_constant` in the sweep loop (``form`` checked before it): the same
+    formula; inputs that fail its checks go through it and raise there."""
+    if not (_finite_nonnegative(g_o) and _finite_nonnegative(l_o)):
+        return _gap.theorem1_constant(g_o, l_o, form)
+    return 2.0 * (l_o + 8.0 * g_o ** 2) if form == "2(L+8G^2)" else 2.0 * l_o + 8.0 * g_o ** 2
+
+
+def _coefficient_infinite_group(j: np.ndarray, algorithm: str, eps: float, full: Callable) -> np.ndarray:
+    """:func:`~rlvr_dynamics.p2.directions.expected_coefficient` at ``group_size=None`` in the sweep loop (the
+    algorithm, std and eps checked before it): the same closed forms; a J outside [0, 1] goes through ``full``."""
+    if not _finite_nonnegative(j, 1.0):
+        return full(j)
+    if algorithm in ("reinforce", "dr_grpo"):
+        return j * (1.0 - j)
+    return j * (1.0 - j) / (np.sqrt(j * (1.0 - j)) + eps) if eps > 0 else np.sqrt(j * (1.0 - j))
+
+
 def _schedule_factors(schedule: Any, n_steps: int) -> np.ndarray:
     if schedule is None:
         return np.ones(n_steps)
@@ -243,6 +265,10 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     coef_fn = {}
     for a in set(algs):
         coef_fn[a] = (lambda jj, a=a: _dirs.expected_coefficient(jj, a, expected_group_size, std=std, std_eps=eps))
+        if expected_group_size is None:                      # G -> inf: the closed forms, checked in one pass
+            coef_fn[a] = (lambda jj, a=a, full=coef_fn[a]: _coefficient_infinite_group(jj, a, eps, full))
+    _gap.theorem1_constant(0.0, 0.0, step_condition_form)    # an unknown form raises here, as at the first step
+    alg_rows = [(a, code == a) for a in set(algs)]           # each algorithm's runs (disjoint rows)
 
     for k in range(n_steps + 1):
         z = (th @ phi_t).reshape(r_n, x_n, n_arms)
@@ -284,8 +310,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
             else:
                 a_gap = gap_x
             coef = np.empty((r_n, x_n))
-            for a in set(algs):                              # loop over ≤ 4 algorithms, not runs
-                sel = code == a
+            for a, sel in alg_rows:                          # loop over ≤ 4 algorithms, not runs
                 coef[sel] = coef_fn[a](j[sel])
             w_x = coef[..., None] * a_gap / divisor_const[:, None, None]
         else:
@@ -315,7 +340,7 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
         cross = np.swapaxes(np.matmul(np.swapaxes(m, 0, 1), np.swapaxes(phi, 1, 2)), 0, 1)   # (R, X, N)
         g_o = np.sqrt(np.maximum((phi_sq[None] - 2 * cross).max(-1) + m2, 0.0))
         l_o = np.maximum((p * phi_sq[None]).sum(-1) - m2, 0.0)
-        c_o = _gap.theorem1_constant(g_o, l_o, step_condition_form)
+        c_o = _theorem1_constant(g_o, l_o, step_condition_form)
         wn2 = (w ** 2).sum(-1)
         if step_rule == "theorem1":
             admissible = np.where(wn2[:, None] > 0, np.maximum(dmu, 0.0) / (c_o * wn2[:, None] + 1e-300), 0.0)

@@ -74,6 +74,21 @@ def mean_success_and_gradient(features: np.ndarray, correct: np.ndarray, theta: 
     return gg.success_rate.mean(-1), gg.policy_gradient.mean(-2)
 
 
+def _checked_problem(features: np.ndarray, correct: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The checks of :func:`mean_success_and_gradient` on the arrays that stay fixed in a loop, done once:
+    ``(features, correct)`` as :func:`_mean_success_and_gradient` takes them."""
+    phi, _, c = _gap._problem(features, np.asarray(theta, float)[..., None, :], correct)
+    return phi, c
+
+
+def _mean_success_and_gradient(phi: np.ndarray, c: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mean_success_and_gradient` on ``(phi, c)`` from :func:`_checked_problem` (or rows of them); only
+    ``theta`` is checked (finite, as there). The same numbers."""
+    th = _gap._check_theta(np.asarray(theta, float)[..., None, :], phi.shape[-1])
+    gg = _gap._gradient_gap(phi, th, c)
+    return gg.success_rate.mean(-1), gg.policy_gradient.mean(-2)
+
+
 @dataclass(frozen=True)
 class OperatingPoints:
     """Parameters at which each instance's mean failure rate ``1 − J̄`` equals each level."""
@@ -106,7 +121,8 @@ def train_to_levels(bandit: RealisableContextual, levels: Any, step_length: floa
     out = np.full((i_n, lv.size, d), np.nan)
     nxt = np.zeros(i_n, int)                          # index of the next level to reach, per instance
     steps = np.zeros(i_n, int)
-    j, w = mean_success_and_gradient(phi, cor, th)
+    phi, cor = _checked_problem(phi, cor, th)
+    j, w = _mean_success_and_gradient(phi, cor, th)
     if np.any(1 - j <= lv[0]):
         raise ValueError(f"the first level {lv[0]} must lie below the starting failure rate {float((1 - j).min()):.3g}")
     for _ in range(max_steps):
@@ -116,7 +132,7 @@ def train_to_levels(bandit: RealisableContextual, levels: Any, step_length: floa
         norm = np.linalg.norm(w, axis=-1, keepdims=True)
         step = np.where(active[:, None], s * w / np.where(norm > 0, norm, 1.0), 0.0)
         th_new = th + step
-        j_new, w_new = mean_success_and_gradient(phi, cor, th_new)
+        j_new, w_new = _mean_success_and_gradient(phi, cor, th_new)
         steps += active
         while True:                                   # one segment may cross several levels
             lvl = lv[np.minimum(nxt, lv.size - 1)]
@@ -127,7 +143,7 @@ def train_to_levels(bandit: RealisableContextual, levels: Any, step_length: floa
             lo, hi = np.zeros(idx.size), np.ones(idx.size)
             for _ in range(60):                       # bisection of the crossing on the segment, all at once
                 mid = 0.5 * (lo + hi)
-                jm, _ = mean_success_and_gradient(phi[idx], cor[idx], th[idx] + mid[:, None] * step[idx])
+                jm, _ = _mean_success_and_gradient(phi[idx], cor[idx], th[idx] + mid[:, None] * step[idx])
                 below = 1 - jm <= lvl[idx]
                 hi = np.where(below, mid, hi)
                 lo = np.where(below, lo, mid)
@@ -152,12 +168,12 @@ def collapsed_from(bandit: RealisableContextual, instance: Any, theta0: Any, ste
     if eta.size != idx.size:
         raise ValueError(f"one step size per run: {idx.size} runs, {eta.size} step sizes")
     n_steps = check_int("n_steps", n_steps, 1)
-    phi, cor = bandit.features[idx], bandit.correct[idx]
-    j0, w = mean_success_and_gradient(phi, cor, th)
+    phi, cor = _checked_problem(bandit.features[idx], bandit.correct[idx], th)
+    j0, w = _mean_success_and_gradient(phi, cor, th)
     j = j0
     for _ in range(n_steps):
         th = th + eta[:, None] * w
-        j, w = mean_success_and_gradient(phi, cor, th)
+        j, w = _mean_success_and_gradient(phi, cor, th)
     return is_collapsed(j, j0, fraction)
 
 

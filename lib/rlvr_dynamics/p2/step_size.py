@@ -132,35 +132,57 @@ def curved_instance(step_sizes: Any, n_steps: int = 400, *, offset: float = 0.0,
         raise ValueError(f"schedule must give one factor per step, shape ({n_steps},), got {factors.shape}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     e_n = eta.shape[0]
-    th = np.empty((e_n, n_steps + 1, 2))
-    th[:, 0] = t0
-    ell = np.empty((e_n, n_steps + 1))
+    # The loop carries only the recursion θ_k → θ_{k+1}, on one (E,) array per coordinate, with the same float
+    # operations in the same order as the stacked (E, 2) form (a sum over the two coordinates is one addition).
+    # Everything else (f, ∇f, Δμ, ‖∇J‖², the local threshold) is an elementwise function of θ_k and the noise and
+    # is evaluated once on the whole trajectory afterwards: the same numbers. The noise is one
+    # (n_steps, E, 2) draw, which gives the same numbers in the same order as one (E, 2) draw per step.
+    xi = sigma * rng.standard_normal((n_steps, e_n, 2)) if sigma > 0 else None
+    t1s = np.empty((e_n, n_steps + 1))
+    t2s = np.empty((e_n, n_steps + 1))
+    t1s[:, 0], t2s[:, 0] = t0
     steps = np.empty((e_n, n_steps))
-    dmu = np.empty((e_n, n_steps))
-    g2 = np.empty((e_n, n_steps))
-    thr = np.empty((e_n, n_steps))
     with np.errstate(over="ignore", invalid="ignore"):
-        for k in range(n_steps + 1):
-            t1, t2 = th[:, k, 0], th[:, k, 1]
+        t1, t2 = t1s[:, 0].copy(), t2s[:, 0].copy()
+        for k in range(n_steps):
             h = np.exp(kap * t2)
-            f = c + eps * t2 - t1 ** 2 * h
-            ell[:, k] = f
-            if k == n_steps:
-                break
-            grad_f = np.stack([-2.0 * t1 * h, eps - kap * t1 ** 2 * h], -1)
-            j = expit(f)
-            a = {"gap": np.ones_like(j), "reinforce": j * (1 - j), "grpo": np.sqrt(j * (1 - j))}[algorithm]
-            w = a[:, None] * (grad_f + sigma * rng.standard_normal(grad_f.shape)) if sigma > 0 else a[:, None] * grad_f
-            dmu[:, k] = (w * grad_f).sum(-1)
-            g2[:, k] = (j * (1 - j)) ** 2 * (grad_f ** 2).sum(-1)
-            thr[:, k] = np.where(a > 0, 1.0 / (a * h), np.inf)
+            t1sq = t1 ** 2
+            j = expit(c + eps * t2 - t1sq * h)
+            g0 = -2.0 * t1 * h
+            g1 = eps - kap * t1sq * h
+            a = None if algorithm == "gap" else j * (1 - j) if algorithm == "reinforce" else np.sqrt(j * (1 - j))
+            if xi is not None:
+                g0, g1 = g0 + xi[k, :, 0], g1 + xi[k, :, 1]
+            w0, w1 = (g0, g1) if a is None else (a * g0, a * g1)          # a = 1 for the gap direction
             step = eta * factors[k]
             if rho is not None:
-                wn2 = (w ** 2).sum(-1)
-                safe = np.where(wn2 > 0, rho * np.maximum(dmu[:, k], 0) / (wn2 * 2.0 * h), np.inf)
+                if xi is not None:
+                    g0, g1 = -2.0 * t1 * h, eps - kap * t1sq * h
+                wn2 = w0 ** 2 + w1 ** 2
+                safe = np.where(wn2 > 0, rho * np.maximum(w0 * g0 + w1 * g1, 0) / (wn2 * 2.0 * h), np.inf)
                 step = np.minimum(step, safe)
             steps[:, k] = step
-            th[:, k + 1] = th[:, k] + step[:, None] * w
+            t1 = t1 + step * w0
+            t2 = t2 + step * w1
+            t1s[:, k + 1] = t1
+            t2s[:, k + 1] = t2
+        h_all = np.exp(kap * t2s)
+        t1sq_all = t1s ** 2
+        ell = c + eps * t2s - t1sq_all * h_all
+        h, t1, t1sq = h_all[:, :-1], t1s[:, :-1], t1sq_all[:, :-1]
+        g0 = -2.0 * t1 * h
+        g1 = eps - kap * t1sq * h
+        j = expit(ell)[:, :-1]
+        jq = j * (1 - j)
+        a = np.ones_like(j) if algorithm == "gap" else jq if algorithm == "reinforce" else np.sqrt(jq)
+        if xi is not None:
+            w0, w1 = a * (g0 + xi[:, :, 0].T), a * (g1 + xi[:, :, 1].T)
+        else:
+            w0, w1 = a * g0, a * g1
+        dmu = w0 * g0 + w1 * g1
+        g2 = jq ** 2 * (g0 ** 2 + g1 ** 2)
+        thr = np.where(a > 0, 1.0 / (a * h), np.inf)
+    th = np.stack([t1s, t2s], -1)
     ell = np.nan_to_num(ell, nan=-np.inf)
     return CurvedRun(success_rate=expit(ell), log_odds=ell, theta=th, step_sizes=steps, alignment=dmu,
                      grad_norm_sq=g2, local_threshold=thr)

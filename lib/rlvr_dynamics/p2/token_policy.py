@@ -195,7 +195,10 @@ class IIDTokenModel:
 
     def token_state(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(log p_ok, log(1 − p_ok), m_ok, m_bad)`` per θ: log ok / not-ok masses, E[ψ | ok], E[ψ | not ok]."""
-        th = _gap._check_theta(theta, self.dim)
+        return self._token_state(_gap._check_theta(theta, self.dim))
+
+    def _token_state(self, th: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`token_state` of a checked ``th``."""
         z = self.base_logits + th @ self.token_features.T
         zo = np.where(self.ok, z, -np.inf)
         zb = np.where(self.ok, -np.inf, z)
@@ -249,6 +252,37 @@ class IIDTokenModel:
         div = {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
         return (c / div)[..., None] * gg.gap
 
+    def _direction_of(self, length: np.ndarray, algorithm: str, max_length: float | str = 128.0):
+        """``theta -> expected_direction(theta, length, algorithm, max_length=max_length)`` for a loop over steps at
+        fixed lengths: the arguments that do not change are checked once, the arithmetic is the same (so are the
+        numbers). A non-finite θ or success rate goes through :meth:`expected_direction`, which raises as before."""
+        t = check_in_range("length", length, 1.0, None)
+        _dirs._check_algorithm(algorithm)
+        if isinstance(max_length, str):
+            if max_length != "length":
+                raise ValueError(f"max_length must be a positive number or 'length', got {max_length!r}")
+            lmax = t
+        else:
+            lmax = np.asarray(float(check_in_range("max_length", max_length, 0.0, None, low_inclusive=False)))
+        div = {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
+        plain = algorithm in ("reinforce", "dr_grpo")        # expected_coefficient at G -> inf: J(1-J), else its root
+
+        def direction(theta: np.ndarray) -> np.ndarray:
+            th = np.asarray(theta, float)
+            if th.ndim < 1 or th.shape[-1] != self.dim or not np.all(np.isfinite(th)):
+                return self.expected_direction(theta, length, algorithm, max_length=max_length)
+            lp, lq, m_ok, m_bad = self._token_state(th)
+            lj = t * lp                                      # gradient_gap's arithmetic
+            j = np.exp(lj)
+            if not np.all((j >= 0.0) & (j <= 1.0)):
+                return self.expected_direction(theta, length, algorithm, max_length=max_length)
+            with np.errstate(divide="ignore"):
+                log_one_minus_j = np.log(-np.expm1(lj))
+            gap = (t * np.exp(lq - log_one_minus_j))[..., None] * (m_ok - m_bad)
+            c = j * (1.0 - j) if plain else np.sqrt(j * (1.0 - j))
+            return (c / div)[..., None] * gap
+        return direction
+
     def as_autoregressive(self, length: int) -> AutoregressivePolicy:
         """The same model as an :class:`AutoregressivePolicy` (for exact enumeration checks)."""
         v = self.token_features.shape[0]
@@ -286,6 +320,7 @@ def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, al
     js = np.empty((tt.size, rec.size))
     ls = np.empty((tt.size, rec.size))
     ptr = 0
+    direction = model._direction_of(tt, algorithm, max_length)   # model.expected_direction at these lengths
     for k in range(n_steps + 1):
         if ptr < rec.size and rec[ptr] == k:
             js[:, ptr] = model.success_rate(th, tt)
@@ -293,7 +328,7 @@ def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, al
             ptr += 1
         if k == n_steps:
             break
-        w = model.expected_direction(th, tt, algorithm, max_length=max_length)
+        w = direction(th)
         th = th + ee[:, None] * w
     shape = (t.size, rec.size) if pairwise else (t.size, eta.size, rec.size)
     return {"success_rate": js.reshape(shape), "log_odds": ls.reshape(shape), "steps": rec}
