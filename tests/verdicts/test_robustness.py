@@ -144,3 +144,49 @@ def test_audited_notebook_rows_carry_every_listed_alternative():
         table = rb.notebook_alternatives(cid, spec)
         assert [r["alternative"] for r in table] == ["page"] + [a["id"] for a in spec["alternatives"]]
         assert all(r["verdict"] in ("PASS", "PARTIAL", "FAIL", "INCONCLUSIVE") for r in table)
+
+
+PANEL_T = np.r_[np.arange(0, 21, 2), np.arange(25, 61, 5), np.arange(70, 151, 10)].astype(float)   # the 28 points
+
+
+def _rise_rows(cells: dict, noise: float = 0.004, seeds: int = 3):
+    """Panel-like rows of exponential rises from 0.1: ``cells`` G → (asymptote, time constant); plateau window
+    t >= 100 as the page's; each row fitted by the three-phase law with bounds [0, 1] as panel_row fits it."""
+    from rlvr_dynamics.p1 import laws
+    rng = np.random.default_rng(0)
+    rows = []
+    for G, (r_inf, tau) in cells.items():
+        for s in range(seeds):
+            y = r_inf - (r_inf - 0.1) * np.exp(-PANEL_T / tau) + noise * rng.standard_normal(PANEL_T.size)
+            rows.append(dict(G=G, seed=s, early=float(y[0]), late=float(y[PANEL_T >= 100].mean()),
+                             fit=dict(three_phase=laws.fit_three_phase(PANEL_T, y, r_bounds=(0.0, 1.0)))))
+    return rows
+
+
+@pytest.mark.parametrize("cells,true_delta", [
+    ({4: (0.6, 8.0), 16: (0.7, 60.0)}, (0.6 - 0.7) / 0.55),    # G=16 higher but still rising at step 150
+    ({4: (0.65, 8.0), 16: (0.65, 60.0)}, 0.0),                 # same plateau, G=4 rises faster
+])
+def test_asymptote_alternative_recovers_the_true_shift_not_the_late_window_difference(cells, true_delta):
+    rows = _rise_rows(cells)
+    table = {r["alternative"]: r for r in rb.c5_alternatives(rows, 0.05)}
+    page, asym = table["page"], table["asymptote"]
+    assert asym["number"] == pytest.approx(true_delta, abs=0.02)
+    assert abs(page["number"] - true_delta) > 0.07        # the late window mistakes the slower rise for a lower plateau
+    assert asym["ci"][0] < true_delta < asym["ci"][1]
+    assert "not identified" not in asym["note"]
+    if true_delta == 0.0:
+        assert asym["verdict"] == "PASS" and page["verdict"] != "PASS"
+    else:
+        assert asym["verdict"] == "FAIL"
+
+
+def test_asymptote_not_identified_makes_the_alternative_inconclusive():
+    from rlvr_dynamics.p1 import laws
+    rows = _rise_rows({4: (0.6, 8.0), 16: (0.6, 8.0)})
+    linear = 0.1 + 0.003 * PANEL_T                             # no bend in 150 steps: R_inf runs to the bound 1
+    rows[-1]["fit"] = dict(three_phase=laws.fit_three_phase(PANEL_T, linear, r_bounds=(0.0, 1.0)))
+    asym = rb.c5_alternatives(rows, 0.05)[-1]
+    assert asym["alternative"] == "asymptote" and asym["verdict"] == "INCONCLUSIVE"
+    assert "not identified: G=16 s2 (r_inf at a bound)" in asym["note"]
+    assert rb.asymptote(rows[0]["fit"]["three_phase"])[2] is None

@@ -3,6 +3,7 @@ before any was computed, in ``book/robustness.yml``, by the same verdict functio
 
 * :func:`pooled_t`, :func:`welch_t`, :func:`permutation_p`: two-sample statistics (tested against scipy).
 * :func:`equivalence_verdict`: P1-C5's rule on a CI (PASS inside ±margin, FAIL entirely outside, else INCONCLUSIVE).
+* :func:`asymptote`: a three-phase fit's R∞ and whether it is identified (P1-C5's ``asymptote`` alternative).
 * :func:`c5_alternatives`, :func:`c9_alternatives`, :func:`c12_alternatives`, :func:`c14_alternatives`: per claim a
   list of ``dict(alternative, verdict, number, note)``, the page's own analysis first (``alternative`` = "page").
 * :func:`notebook_alternatives`: the table of a claim whose notebook computes its alternatives itself (P1-C8's exact
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -86,9 +88,41 @@ def _t_alternative(name: str, rows: list[dict], margin: float, test) -> dict:
                 ci=[delta - h, delta + h], note=f"Delta {delta:+.3f} [{delta - h:+.3f}, {delta + h:+.3f}], {dof:.1f} dof")
 
 
+def asymptote(fit) -> tuple[float, float, str | None]:
+    """(R∞, R0, why not identified or None) of a three-phase fit (:class:`rlvr_dynamics.p1.laws.FitResult`), by the
+    rule of P1-C5's ``asymptote`` alternative in ``book/robustness.yml``: not identified when the fit's note puts
+    R∞ or the log time scale at a bound, or R∞ is non-finite or outside [0, 1]."""
+    r_inf, r0 = float(fit.params.get("r_inf", math.nan)), float(fit.params.get("r0", math.nan))
+    hit = re.search(r"parameter\(s\) at a bound: ([^(]*)\(", fit.message or "")
+    at = [p for p in ("r_inf", "log time scale") if hit and p in hit.group(1)]
+    if not math.isfinite(r_inf) or not 0.0 <= r_inf <= 1.0:
+        return r_inf, r0, f"R_inf {r_inf:.3g} outside [0, 1]"
+    return r_inf, r0, (" and ".join(at) + " at a bound") if at else None
+
+
+def _asymptote_alternative(rows: list[dict], margin: float) -> dict:
+    """P1-C5 with each run's plateau its fitted three-phase R∞ (``row["fit"]["three_phase"]``): Δ = (mean R∞ at G=4 −
+    mean R∞ at G=16) / mean (R∞ − R0) over the runs, pooled-t 95% CI, :func:`equivalence_verdict`; INCONCLUSIVE when
+    any run's asymptote is not identified (:func:`asymptote`), its Δ still printed."""
+    fits = [(w, *asymptote(w["fit"]["three_phase"])) for w in rows]
+    a = np.array([ri for w, ri, _, _ in fits if w["G"] == 4])
+    b = np.array([ri for w, ri, _, _ in fits if w["G"] == 16])
+    rise = float(np.mean([ri - r0 for _, ri, r0, _ in fits]))
+    diff, half, dof = pooled_t(a, b)
+    delta, h = diff / rise, half / rise
+    bad = [f"G={w['G']} s{w['seed']} ({why})" for w, _, _, why in fits if why]
+    per_run = ", ".join(f"G={w['G']} s{w['seed']} {ri:.3f}" for w, ri, _, _ in fits)
+    verdict = "INCONCLUSIVE" if bad else equivalence_verdict(delta, h, margin)
+    return dict(alternative="asymptote", verdict=verdict, number=delta, ci=[delta - h, delta + h],
+                note=(f"Delta {delta:+.3f} [{delta - h:+.3f}, {delta + h:+.3f}], {dof:.1f} dof, mean fitted rise "
+                      f"{rise:.3f}; R_inf {per_run}"
+                      + (f"; not identified: {', '.join(bad)} (Delta not deciding)" if bad else "")))
+
+
 def c5_alternatives(rows: list[dict], margin: float, late_rows: list[dict] | None = None) -> list[dict]:
     """P1-C5 on one model's rows (fields G, late, early): the page's pooled t, Welch, the exact permutation test, the
-    pooled t with each run left out, and the pooled t on ``late_rows`` (the same runs, a later plateau window)."""
+    pooled t with each run left out, the pooled t on ``late_rows`` (the same runs, a later plateau window) and, when
+    the rows carry their fits (``fit``), the pooled t on each run's fitted asymptote (:func:`_asymptote_alternative`)."""
     out = [_t_alternative("page", rows, margin, pooled_t), _t_alternative("welch", rows, margin, welch_t)]
     a, b, rise = _cells(rows)
     delta = (a.mean() - b.mean()) / rise
@@ -116,6 +150,8 @@ def c5_alternatives(rows: list[dict], margin: float, late_rows: list[dict] | Non
                                                      for w, r in flips) + ")" if flips else "")))
     if late_rows is not None:
         out.append(_t_alternative("late-window-25", late_rows, margin, pooled_t))
+    if all("fit" in w for w in rows):
+        out.append(_asymptote_alternative(rows, margin))
     return out
 
 
