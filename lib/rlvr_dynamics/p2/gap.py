@@ -203,6 +203,17 @@ def _gradient_gap(phi: np.ndarray, th: np.ndarray, c: np.ndarray) -> GradientGap
     return GradientGap(g_plus=m_plus - m, g_minus=m_minus - m, gap=m_plus - m_minus, success_rate=j)
 
 
+def _gap_and_success(phi: np.ndarray, th: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(gap, J)`` of :func:`_gradient_gap` without ``E_π φ`` (which only ``g±`` need): the same numbers."""
+    z = _logits(phi, th)
+    zp = np.where(c, z, -np.inf)
+    zm = np.where(c, -np.inf, z)
+    lse_p = _logsumexp_last(zp)
+    lse_m = _logsumexp_last(zm)
+    gap = _expect(np.exp(zp - lse_p), phi) - _expect(np.exp(zm - lse_m), phi)
+    return gap, expit((lse_p - lse_m)[..., 0])
+
+
 def _logsumexp_last(a: np.ndarray) -> np.ndarray:
     """``scipy.special.logsumexp(a, axis=-1, keepdims=True)`` for a real float64 array, the same operations in the
     same order (so the same bits: the largest term is taken out of the sum and added back with ``log1p``), without

@@ -85,8 +85,9 @@ def _mean_success_and_gradient(phi: np.ndarray, c: np.ndarray, theta: np.ndarray
     """:func:`mean_success_and_gradient` on ``(phi, c)`` from :func:`_checked_problem` (or rows of them); only
     ``theta`` is checked (finite, as there). The same numbers."""
     th = _gap._check_theta(np.asarray(theta, float)[..., None, :], phi.shape[-1])
-    gg = _gap._gradient_gap(phi, th, c)
-    return gg.success_rate.mean(-1), gg.policy_gradient.mean(-2)
+    gap, j = _gap._gap_and_success(phi, th, c)
+    jj = j[..., None]
+    return j.mean(-1), (jj * (1.0 - jj) * gap).mean(-2)          # GradientGap.policy_gradient, averaged
 
 
 @dataclass(frozen=True)
