@@ -281,8 +281,10 @@ def failure_sections(runs, split: str, live: bool = True) -> tuple[list[tuple[st
         scored = [fl.score_baselines_and_live(r, fl.score_run(r), live=live) for r in rs]
         s, b = fl.summarise(scored), fl.summarise_baselines(scored)
         summaries[label] = {"targets": s, "baselines": b}
+        by_src = fl.format_by_source(fl.by_source(scored)) if len({r.source for r in rs}) > 1 else ""
         out.append((f"Failures first: status, collapse report and warning ({label})",
-                    fl.format_summary(s) + "\n\n" + fl.format_baselines(b)))
+                    fl.format_summary(s) + "\n\n" + fl.format_baselines(b)
+                    + (f"\n\nBy source (where the misses and the false alarms come from):\n\n{by_src}" if by_src else "")))
     return out, summaries
 
 

@@ -93,6 +93,7 @@ def score_run(run) -> dict[str, Any]:
     if run.outcome != "collapse":
         out["crossed"] = {k: bool(v.any()) for k, v in cross.items()}
         out["warned"] = bool(warn_pts.any())
+        out["reward_halved"] = halving_index(steps, r, bounds, None) is not None   # the label's rule, on this run
         return out
     h = halving_index(steps, r, bounds, run.collapse_step)
     out["halving_step"] = None if h is None else int(steps[h])
@@ -140,6 +141,7 @@ def summarise(scored: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "healthy": len(healthy),
         "healthy_with_failure_status": sum(1 for s in healthy if s["status"] in FAILURE_STATES),
         "healthy_warned": sum(1 for s in healthy if s.get("warned")),
+        "healthy_reward_halved": sum(1 for s in healthy if s.get("reward_halved")),
         "healthy_collapse_reported": sum(1 for s in healthy if any(e[2] != "pending" for e in s["events"])),
         "status_counts": _counts(scored),
     }
@@ -173,12 +175,13 @@ def format_precursor_table(rows: list[dict[str, Any]]) -> str:
     def pct(a, b):
         return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "")
 
-    lines = ["| signal | what crosses | collapses logging it | crossed ≤ halving | ≥ 1 point ahead | median points "
-             "ahead | false alarms on healthy runs |", "|---|---|---|---|---|---|---|"]
+    lines = ["| signal | what crosses | role in the warning | collapses logging it | crossed ≤ halving | ≥ 1 point "
+             "ahead | median points ahead | false alarms on healthy runs |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         med = "–" if r["median_lead"] is None else f"{r['median_lead']:g}"
-        lines.append(f"| `{r['signal']}` | {r['meaning']} | {r['collapses']} | {pct(r['crossed'], r['collapses'])} | "
-                     f"{pct(r['ahead'], r['collapses'])} | {med} | {pct(r['false_alarms'], r['healthy'])} |")
+        lines.append(f"| `{r['signal']}` | {r['meaning']} | {wr.signal_role(r['signal'])} | {r['collapses']} | "
+                     f"{pct(r['crossed'], r['collapses'])} | {pct(r['ahead'], r['collapses'])} | {med} | "
+                     f"{pct(r['false_alarms'], r['healthy'])} |")
     return "\n".join(lines)
 
 
@@ -199,6 +202,39 @@ def format_summary(s: dict[str, Any], title: str = "") -> str:
              "| healthy runs with a collapse reported (transient) | "
              f"{pct(s['healthy_collapse_reported'], s['healthy'])} | ≤ 10 % |",
              f"| healthy runs with a collapse warning | {pct(s['healthy_warned'], s['healthy'])} | ≤ 10 % |"]
+    return "\n".join(lines)
+
+
+def by_source(scored: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`summarise` per corpus source (where the misses and the false alarms come from), sources in order of
+    first appearance; each row adds ``source`` and the median length of its collapsing runs in logged points."""
+    scored = list(scored)
+    out = []
+    for src in dict.fromkeys(s["source"] for s in scored):
+        rows = [s for s in scored if s["source"] == src]
+        pts = [s["points"] for s in rows if s["outcome"] == "collapse"]
+        out.append({"source": src, "collapse_points_median": float(np.median(pts)) if pts else None,
+                    **summarise(rows)})
+    return out
+
+
+def format_by_source(rows: list[dict[str, Any]]) -> str:
+    """The :func:`by_source` rows as a Markdown table."""
+    def pct(a, b):
+        return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "") if b else "–"
+
+    lines = ["| source | collapses (median points logged) | reported within one point | missed | median latency "
+             "(points) | warned ahead | collapsed runs read healthy | healthy runs with a failure status | healthy "
+             "runs whose training reward halves (the halving rule above) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        med = "" if r["collapse_points_median"] is None else f" ({r['collapse_points_median']:g})"
+        lat = "–" if r["report_latency_median"] is None else f"{r['report_latency_median']:g}"
+        lines.append(f"| {r['source']} | {r['collapses']}{med} | {pct(r['reported_within_one'], r['collapses'])} | "
+                     f"{r['missed'] if r['collapses'] else '–'} | {lat} | {pct(r['warned_ahead'], r['collapses'])} | "
+                     f"{pct(r['collapsed_with_healthy_status'], r['collapse_runs'])} | "
+                     f"{pct(r['healthy_with_failure_status'], r['healthy'])} | "
+                     f"{pct(r.get('healthy_reward_halved', 0), r['healthy'])} |")
     return "\n".join(lines)
 
 

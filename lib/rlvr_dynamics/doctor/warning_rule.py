@@ -55,6 +55,19 @@ def warning_flags(cross: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.
     return (fall & (with_fall >= 1)) | (count >= WARNING_ALONE) | alone, count
 
 
+def signal_role(name: str) -> str:
+    """What a precursor's crossing does in :func:`warning_flags`, in words (the precursor table's column)."""
+    if name == "reward_fall":
+        return "the reward's own fall: warns beside one other signal"
+    if name == "entropy_blowup":
+        return "not used by the warning (shown only)"
+    if name in SUFFICIENT:
+        return "warns alone" + (" while the reward is not rising" if name in GATED else "")
+    if name in NOT_COUNTED:
+        return "counts only beside a reward fall"
+    return f"beside a reward fall, or {WARNING_ALONE} such signals at once"
+
+
 def signals_on(cross: dict[str, np.ndarray], i: int) -> list[str]:
     """The precursors that crossed within the last :data:`WARNING_WINDOW` points before row ``i`` (inclusive)."""
     lo = max(0, i - WARNING_WINDOW + 1)

@@ -273,8 +273,18 @@ class CollapseTracker:
             self._armed, self._open = True, None
             for track, w, s_i, _ in tracks:
                 track.restart(s_i, i)
-        short.push(values[2], i, full=i >= 2, level=float(np.median(y[max(0, i - 2):])))
+        short.push(values[2], i, full=i >= 2, level=_median_of_last3(y, i))
         long_.push(values[w_long], i, full=2 < w_long <= i + 1)
+
+
+def _median_of_last3(y: np.ndarray, i: int) -> float:
+    """The median of y[i−2 … i] (fewer at the start), as ``np.median`` gives it, without its per-call overhead."""
+    if i == 0:
+        return float(y[0])
+    if i == 1:
+        return float((y[0] + y[1]) / 2)
+    a, b, c = float(y[i - 2]), float(y[i - 1]), float(y[i])
+    return max(min(a, b), min(max(a, b), c))
 
 
 def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = None) -> list[CollapseEvent]:
