@@ -146,7 +146,10 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
     import sys
     import time
 
-    cfg = smoke_config(seed=2, max_steps=40, checkpoint_every=10)  # 30 steps (seconds) left after checkpoint-10: killed mid-run
+    # killed mid-run: 15 steps (about a second each) left after checkpoint-5, against the 0.2 s the test waits once
+    # it sees the checkpoint; the full run also rotates checkpoints (10, 15, 20) past the one the resume starts from.
+    # (Was 40 steps, checkpoint every 10: the same kill and resume, twice the training.)
+    cfg = smoke_config(seed=2, max_steps=20, checkpoint_every=5)
     full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
     code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
             f"run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)")
@@ -155,7 +158,7 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
 
     work = cache_run_dir(cfg, tmp_path / "killed")
     deadline = time.time() + 300
-    while not (work / "checkpoint-10").exists() and time.time() < deadline and proc.poll() is None:
+    while not (work / "checkpoint-5").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
     time.sleep(0.2)
     assert proc.poll() is None, "the run finished before it could be killed: raise max_steps"
