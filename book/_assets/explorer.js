@@ -103,13 +103,16 @@
       var ys = logScale(K[0], K[K.length - 1], H - m.b, m.t);
       var map = D.maps[String(state.mu)];
       var dx = (W - m.l - m.r) / A.length, dy = (H - m.t - m.b) / K.length;
-      var g = el("g", {"class": "regime-map"}, phase);
+      /* the map's cells go into a detached group, attached once: one DOM mutation, not one per cell (a page
+         script that watches the DOM, Font Awesome's, took seconds over thousands of them per redraw) */
+      var g = el("g", {"class": "regime-map"});
       for (var r = 0; r < K.length; r++) {
         for (var c = 0; c < A.length; c++) {
           el("rect", {x: m.l + c * dx, y: H - m.b - (r + 1) * dy, width: dx + 0.5, height: dy + 0.5,
                       fill: TINTS[D.regimes[map[r][c]]], "shape-rendering": "crispEdges"}, g);
         }
       }
+      phase.appendChild(g);
       function line(vals, cls, color, dash) {
         var pts = [];
         for (var i = 0; i < A.length; i++) {
