@@ -17,7 +17,7 @@ With ``--write`` the tables go to ``book/doctor_benchmark.md`` (included by the 
 interval reliability diagram to ``book/diagnose_figures/interval_reliability.png``; the page records the hash of
 the tools' sources, and ``tests/doctor/test_doctor_benchmark.py`` fails when the tools change without a rerun.
 
-    .venv/bin/python bench/bench_doctor.py [--split test|dev] [--write] [--skip-speed]
+    .venv/bin/python bench/bench_doctor.py [--split test|dev] [--write] [--skip-speed] [--speed-only]
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from doctor_eval import corpus as C
-from rlvr_dynamics.paths import REPO_ROOT, SHARED_DIR
+from doctor_eval import speed as SP
+from rlvr_dynamics.paths import REPO_ROOT
 
 TABLES = REPO_ROOT / "book" / "doctor_benchmark.md"
 RELIABILITY_PNG = REPO_ROOT / "book" / "diagnose_figures" / "interval_reliability.png"
@@ -42,6 +43,7 @@ TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "bench/doctor_eval/corpus_run.py"
                 "lib/rlvr_dynamics/doctor/reading/response_laws.py",
                 "lib/rlvr_dynamics/doctor/reading/_response_engine.py", "lib/rlvr_dynamics/doctor/signals.py",
                 "lib/rlvr_dynamics/doctor/detectors/*.py", "lib/rlvr_dynamics/doctor/live.py",
+                "lib/rlvr_dynamics/doctor/growing_columns.py",
                 "bench/doctor_eval/forecasts.py", "bench/doctor_eval/reading.py", "bench/doctor_eval/detectors.py",
                 "bench/doctor_eval/live.py", "bench/doctor_eval/failures.py", "lib/rlvr_dynamics/doctor/precursors.py",
                 "lib/rlvr_dynamics/doctor/status.py", "lib/rlvr_dynamics/doctor/pipeline.py",
@@ -68,43 +70,6 @@ def corpus_table(runs) -> str:
     lines = ["| split | source | outcome | runs |", "|---|---|---|---|"]
     lines += [f"| {r['split']} | {r['source']} | {r['outcome']} | {r['runs']} |" for r in rows]
     return "\n".join(lines)
-
-
-def speed() -> list[dict]:
-    """Seconds per log for the whole report (P1 reference fit, response laws, forecast, reading, detectors), the
-    CLI start-up and the multi-log command on the shared logs: ``[{"what", "value", "target", "text"}]``."""
-    from rlvr_dynamics.doctor.pipeline import fit_run
-
-    rows = []
-    logs = [r for r in C.load_corpus(split="dev", sources=("project",))][:40] + C.shared_runs()
-    times = []
-    for r in logs:
-        steps, _ = r.log.reward_curve()
-        t0 = time.perf_counter()
-        fit_run(r.log, forecast_steps=[int(steps[-1]) + max(1, len(steps) // 10)])
-        times.append(time.perf_counter() - t0)
-    times = np.array(times)
-    rows.append({"what": "one log, whole report (P1 reference fit, response laws, forecast, reading, detectors)",
-                 "value": float(times.max()), "target": 0.5,
-                 "text": f"{times.size} real logs of 100–600 points: median {np.median(times):.2f} s, max "
-                         f"{times.max():.2f} s (target ≤ 0.5 s)"})
-    exe = REPO_ROOT / ".venv" / "bin" / "rlvr-dynamics"
-    if exe.exists():
-        starts = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            subprocess.run([str(exe), "fit", "--help"], capture_output=True, check=True)
-            starts.append(time.perf_counter() - t0)
-        rows.append({"what": "`rlvr-dynamics fit --help` start-up", "value": float(np.median(starts)),
-                     "target": 0.4, "text": f"median {np.median(starts):.2f} s of 5 (target ≤ 0.4 s)"})
-        shared = SHARED_DIR / "grpo_logs"
-        if shared.exists():
-            t0 = time.perf_counter()
-            out = subprocess.run([str(exe), "fit", str(shared)], capture_output=True, text=True)
-            dt = time.perf_counter() - t0
-            rows.append({"what": "`rlvr-dynamics fit ../shared/grpo_logs` (15 logs, one line each)", "value": dt,
-                         "target": 3.0, "text": f"{dt:.2f} s, exit {out.returncode} (target ≤ 3 s)"})
-    return rows
 
 
 def _pct(x) -> str:
@@ -186,9 +151,7 @@ def targets_table(fbench, sbench, rbench, dbench, speed_rows, fail: dict | None 
                       f"{_yes(b['collapse_runs'] and b['stopped_collapses'] / b['collapse_runs'] >= 0.8)} |",
                       f"| live stop on healthy runs (≤ 2 %), {label} | {frac(b['stopped_healthy'], b['healthy_runs'])}"
                       f" | | | {_yes(b['healthy_runs'] and b['stopped_healthy'] / b['healthy_runs'] <= 0.02)} |"]
-    for r in speed_rows or []:
-        lines.append(f"| speed: {r['what']} (≤ {r['target']:g} s) | {r['value']:.2f} s | | | "
-                     f"{_yes(r['value'] <= r['target'])} |")
+    lines += [SP.speed_target_row(r, _yes) for r in speed_rows or []]
     return "\n".join(lines)
 
 
@@ -374,10 +337,21 @@ def main() -> None:
     ap.add_argument("--split", choices=("test", "dev"), default="test")
     ap.add_argument("--write", action="store_true", help="write book/doctor_benchmark.md and the reliability figure")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="only re-measure the speed rows (on an idle machine) and rewrite them in the written tables")
     ap.add_argument("--figures", action="store_true", help="only write the worked examples' figures and Markdown")
     ap.add_argument("--live-cost", action="store_true", help="only time the live doctor per training step")
     ap.add_argument("--precursors", action="store_true", help="only write book/doctor_precursors.md (dev part)")
     args = ap.parse_args()
+    if args.speed_only:
+        from rlvr_dynamics._io import atomic_write_text
+
+        rows = SP.speed()
+        print("\n".join(f"- {r['what']}: {r['text']}" for r in rows))
+        if TABLES.exists():
+            atomic_write_text(TABLES, SP.rewrite_speed(TABLES.read_text(), rows, _yes))
+            print(f"rewrote the speed rows of {TABLES.relative_to(REPO_ROOT)}", file=sys.stderr)
+        return
     if args.precursors:
         from rlvr_dynamics._io import atomic_write_text
 
@@ -416,7 +390,7 @@ def main() -> None:
         sections.insert(1, ("The previous rule beside this one", prev))
     speed_rows = None
     if not args.skip_speed:
-        speed_rows = speed()
+        speed_rows = SP.speed()
         sections.append(("Speed", "\n".join(f"- {r['what']}: {r['text']}" for r in speed_rows)))
     sections.insert(0, ("Targets (fixed before scoring) on the " + args.split + " part: the project beside the baselines",
                         targets_table(fbench, sbench, rbench, dbench, speed_rows, fail_summary)))

@@ -136,6 +136,7 @@ from ..runs.noise import noise_ceiling
 from . import detectors as diag
 from . import precursors as pre
 from .detectors.collapse import FIRST_POINT, CollapseTracker
+from .growing_columns import GrowingColumns
 from .reading import response_laws as rl
 from .status import STATES, Status, decide_status
 
@@ -169,8 +170,7 @@ class RunDoctor:
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
         self.reward_bounds = reward_bounds
         self._rows: dict[int, dict[str, float]] = {}
-        self._columns: _Columns | None = _Columns()     # the rows as growing columns (log() without a rebuild)
-        self._last_step = -math.inf
+        self._columns, self._last_step = GrowingColumns(), -math.inf     # log() without a rebuild (None: rebuild)
         self._since = 0
         self._pending: set[str] = set()
         self.should_stop = False
@@ -265,7 +265,7 @@ class RunDoctor:
         if self.reward_column is None:
             return None
         if self._columns is None:
-            self._columns = _Columns()
+            self._columns = GrowingColumns()
             for st in sorted(self._rows):
                 self._columns.append(st, self._rows[st])
         steps, series = self._columns.arrays()
@@ -416,32 +416,6 @@ class RunDoctor:
         if self.events[name] and name not in self.fired:
             self.fired[name] = int(self.events[name][0]["step"])
         return new
-
-
-class _Columns:
-    """The recorded rows as growing columns, in step order: :meth:`RunDoctor.log` copies them instead of rebuilding
-    every column from the row dicts at each update (the same arrays; a pure speed-up)."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.steps = np.empty(64, dtype=np.int64)
-        self.cols: dict[str, np.ndarray] = {}
-
-    def append(self, step: int, row: dict[str, float]) -> None:
-        if self.n == self.steps.size:
-            self.steps = np.concatenate([self.steps, np.empty(self.n, dtype=np.int64)])
-            self.cols = {k: np.concatenate([v, np.full(self.n, math.nan)]) for k, v in self.cols.items()}
-        for k in row:
-            if k not in self.cols:
-                self.cols[k] = np.full(self.steps.size, math.nan)
-        for k, v in self.cols.items():
-            v[self.n] = row.get(k, math.nan)
-        self.steps[self.n] = step
-        self.n += 1
-
-    def arrays(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """(steps, {name: values}) with the names sorted, as copies."""
-        return self.steps[: self.n].copy(), {k: self.cols[k][: self.n].copy() for k in sorted(self.cols)}
 
 
 def _num(x) -> float | None:
