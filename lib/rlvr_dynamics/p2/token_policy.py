@@ -242,14 +242,7 @@ class IIDTokenModel:
         1 otherwise (fixed-length responses)."""
         gg = self.gradient_gap(theta, length)
         c = _dirs.expected_coefficient(gg.success_rate, algorithm, group_size, std=std)
-        t = np.asarray(length, float)
-        if isinstance(max_length, str):
-            if max_length != "length":
-                raise ValueError(f"max_length must be a positive number or 'length', got {max_length!r}")
-            lmax = t
-        else:
-            lmax = np.asarray(float(check_in_range("max_length", max_length, 0.0, None, low_inclusive=False)))
-        div = {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
+        div = _length_divisor(algorithm, np.asarray(length, float), max_length)
         return (c / div)[..., None] * gg.gap
 
     def _direction_of(self, length: np.ndarray, algorithm: str, max_length: float | str = 128.0):
@@ -258,13 +251,7 @@ class IIDTokenModel:
         numbers). A non-finite θ or success rate goes through :meth:`expected_direction`, which raises as before."""
         t = check_in_range("length", length, 1.0, None)
         _dirs._check_algorithm(algorithm)
-        if isinstance(max_length, str):
-            if max_length != "length":
-                raise ValueError(f"max_length must be a positive number or 'length', got {max_length!r}")
-            lmax = t
-        else:
-            lmax = np.asarray(float(check_in_range("max_length", max_length, 0.0, None, low_inclusive=False)))
-        div = {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
+        div = _length_divisor(algorithm, t, max_length)
         plain = algorithm in ("reinforce", "dr_grpo")        # expected_coefficient at G -> inf: J(1-J), else its root
 
         def direction(theta: np.ndarray) -> np.ndarray:
@@ -332,3 +319,15 @@ def simulate_token_sweep(model: IIDTokenModel, lengths: Any, step_sizes: Any, al
         th = th + ee[:, None] * w
     shape = (t.size, rec.size) if pairwise else (t.size, eta.size, rec.size)
     return {"success_rate": js.reshape(shape), "log_odds": ls.reshape(shape), "steps": rec}
+
+
+def _length_divisor(algorithm: str, t: np.ndarray, max_length: float | str) -> np.ndarray:
+    """The length a direction is divided by (spec §3.7): T for ``grpo``, ``max_length`` for ``dr_grpo`` (``"length"``:
+    L_max = T), 1 otherwise; ValueError naming ``max_length`` when it is neither a positive number nor "length"."""
+    if isinstance(max_length, str):
+        if max_length != "length":
+            raise ValueError(f"max_length must be a positive number or 'length', got {max_length!r}")
+        lmax = t
+    else:
+        lmax = np.asarray(float(check_in_range("max_length", max_length, 0.0, None, low_inclusive=False)))
+    return {"grpo": t, "dr_grpo": lmax}.get(algorithm, np.asarray(1.0))
