@@ -27,3 +27,5 @@ os.environ["RLVR_CLAIMS_DIR"] = tempfile.mkdtemp(prefix="rlvr-nbval-claims-")
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: longer than a few seconds; still part of the default run")
     config.addinivalue_line("markers", "browser: needs Chromium (skipped locally without it, required in CI)")
+    config.addinivalue_line("markers", "trains: trains a model (tiny TRL or torch runs, kill-and-resume, torchrun); part "
+                                       "of the default run, `-m 'not trains'` leaves them out of a quick loop")

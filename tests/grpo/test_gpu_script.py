@@ -29,6 +29,7 @@ def test_gpu_config_is_the_grid_at_64_prompts_with_the_panel():
     assert not any(a != b and a in b for a in names for b in names)  # `train --only <name>` picks one run each
 
 
+@pytest.mark.trains
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_dry_run_on_cpu(tmp_path):
     pytest.importorskip("trl")

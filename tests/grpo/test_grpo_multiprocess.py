@@ -33,7 +33,7 @@ from rlvr_dynamics.runs.logs import load_log  # noqa: E402
 TOLERANCE = {"reward": 0.08, "group_reward_std": 0.08, "completions/mean_length": 1.0}
 
 # ≈ 25 s on 2 idle cores (the 2-process run itself ≈ 12 s), so it runs by default; RLVR_SKIP_MULTIPROCESS=1 skips it
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.environ.get("RLVR_SKIP_MULTIPROCESS") == "1",
+pytestmark = [pytest.mark.slow, pytest.mark.trains, pytest.mark.skipif(os.environ.get("RLVR_SKIP_MULTIPROCESS") == "1",
                                                    reason="RLVR_SKIP_MULTIPROCESS=1")]
 
 

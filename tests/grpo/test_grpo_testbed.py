@@ -119,6 +119,7 @@ def test_answer_mixture_probabilities(copies):
         assert logp == pytest.approx(sum(math.log(lookup[c]) for c in text.split(",")))
 
 
+@pytest.mark.trains
 def test_mixture_warm_start_converges_on_a_small_problem(tmp_path, monkeypatch):
     """Short mixture warm start of tiny-s on 1-digit sums: the excess loss falls and the info is complete."""
     pytest.importorskip("torch")

@@ -16,6 +16,7 @@ from rlvr_dynamics.paths import set_offline_env  # noqa: E402
 set_offline_env()
 
 pytest.importorskip("trl")
+pytestmark = pytest.mark.trains
 
 from rlvr_dynamics.grpo.config import RunConfig  # noqa: E402
 from rlvr_dynamics.grpo.instrumentation import CALLBACK_FIELDS  # noqa: E402
@@ -61,6 +62,21 @@ def test_same_seed_identical_metrics_and_fields(cache, tmp_path):
     before = a.stat().st_mtime_ns
     run(cfg, runs_dir=tmp_path / "a", progress=False)
     assert a.stat().st_mtime_ns == before
+
+
+def test_run_leaves_the_callers_torch_thread_count_as_it_was(cache, tmp_path):
+    """run() trains at cfg.num_threads and restores the caller's count: left at 2, a later trainer in a test worker
+    given one core oversubscribed it (64 s instead of 6 s for a 150-step tiny TRL run)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        run(smoke_config(max_steps=1, eval_every=1, checkpoint_every=1, num_threads=2), runs_dir=tmp_path,
+            progress=False)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_resume_after_kill_matches_uninterrupted(cache, tmp_path):

@@ -113,6 +113,7 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.trains
 def test_training_is_bit_identical_with_and_without_the_panel(cache, tmp_path):
     from rlvr_dynamics.paths import set_offline_env
 

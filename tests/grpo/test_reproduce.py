@@ -43,6 +43,7 @@ def test_reproduce_errors_name_the_argument(tmp_path):
         rp.reproduce("nope", 3, runs_dir=tmp_path)
 
 
+@pytest.mark.trains
 def test_a_tiny_run_retrains_bit_for_bit_from_empty_caches(tmp_path, monkeypatch):
     """Train a short run with one empty cache (the 'committed' run), then reproduce it with another empty cache:
     the warm start is rebuilt and every step matches."""

@@ -292,11 +292,6 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     resume test to simulate a kill); the run stays incomplete and the next call resumes it.
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.trainer_utils import get_last_checkpoint
-
-    from .evaluation import accuracy
-    from .instrumentation import GRPODynamicsCallback
 
     out = Path(runs_dir) if runs_dir else RUNS_DIR
     run_dir = out / cfg.run_id()
@@ -307,10 +302,28 @@ def run(cfg: RunConfig, *, runs_dir: str | os.PathLike | None = None, progress: 
     per_device_batch(cfg, world)  # fails early, naming the field, if the batch cannot be split
     device = _device(cfg)
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    # the caller's count is restored after: left at cfg.num_threads it oversubscribed a 1-core test worker (64 s, not 6)
+    threads_before = torch.get_num_threads()
     torch.set_num_threads(max(1, cfg.num_threads // local_world) if device == "cpu" else cfg.num_threads)
+    try:
+        return _train(cfg, out, run_dir, cfg_path, world, device, force=force, progress=progress,
+                      max_steps_this_call=max_steps_this_call)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _train(cfg: RunConfig, out: Path, run_dir: Path, cfg_path: Path, world: int, device: str, *, force: bool,
+           progress: bool, max_steps_this_call: int | None) -> Path:
+    """The body of :func:`run` once its thread count is set: build or resume the trainer, train, write the run."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from .evaluation import accuracy
+    from .instrumentation import GRPODynamicsCallback
+
     slow = slow_bf16_warning(cfg, device)
     if slow:
-        warnings.warn(slow, RuntimeWarning, stacklevel=2)
+        warnings.warn(slow, RuntimeWarning, stacklevel=3)  # at the caller of run()
     t0 = time.time()
     state = None
     if world > 1:
