@@ -12,12 +12,29 @@ from rlvr_dynamics.verdicts.grpo_rows import panel_noise_ceiling
 Y = np.array([0.10, 0.16, 0.15, 0.24, 0.31, 0.30, 0.41, 0.45, 0.47, 0.52, 0.50, 0.55])
 
 
-def test_the_statistic_names_each_settings_formula_and_function():
+def test_the_statistic_states_one_formula_and_the_functions_that_compute_it():
     text = claims.criterion("P1-C8")["criterion"]["statistic"]
-    for words in ("exact bandit", "sigma^2 = mean((r_{t+1} - r_t)^2)/2", "population variance",
-                  "sigma^2 = std(r_{t+1} - r_t)^2/2", "sample variance", "rlvr_dynamics.runs.noise_ceiling",
-                  "mean squared binomial SE", "rlvr_dynamics.verdicts.grpo_rows.panel_noise_ceiling"):
+    for words in ("one formula in every setting", "sigma^2 = std(r_{t+1} - r_t)^2/2", "sample variance",
+                  "rlvr_dynamics.runs.noise_ceiling", "mean squared binomial SE",
+                  "rlvr_dynamics.verdicts.grpo_rows.panel_noise_ceiling"):
         assert words in text
+    assert "population variance" not in text and "mean((r_{t+1} - r_t)^2)/2" not in text
+
+
+def test_the_exact_bandit_notebook_uses_the_one_formula():
+    """p1_three_phase computes its curves' ceilings with runs.noise_ceiling, not a formula of its own."""
+    import nbformat
+
+    from rlvr_dynamics.paths import REPO_ROOT
+
+    nb = nbformat.read(REPO_ROOT / "notebooks" / "p1_three_phase.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "from rlvr_dynamics.runs import noise_ceiling" in code and "def noise_ceiling" not in code
+
+
+def test_the_panel_formula_without_a_larger_binomial_se_is_runs_noise_ceiling():
+    ceiling, _, _ = panel_noise_ceiling(Y, np.full(Y.size, 1e-6))
+    assert ceiling == pytest.approx(R.noise_ceiling(Y))
 
 
 def test_the_grpo_training_curve_formula_is_runs_noise_ceiling():
