@@ -71,6 +71,9 @@ def test_fast_growth_over_many_periods_reads_unstable(seed):
     r = read_dynamics(T, y)
     assert r.verdict == "unstable", r.reason
     assert r.evidence["amplitude_grows"]
+    # the reason gives what was measured (Δχ², the amplitude's rise in s.e.), never the fitted envelope's growth over
+    # the whole log, an extrapolation that reads ×10³ (×e^8 here) on a reward in [0, 1]
+    assert "×" not in r.reason and "Δχ²" in r.reason and "s.e." in r.reason
 
 
 def test_plateau_with_slow_wander_is_rarely_unstable():

@@ -389,8 +389,10 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
                        "stable law)")
         a = -gamma / scan["window"]
         zeta = a / math.hypot(a, omega)
-        return DynamicsReading("unstable", f"an oscillation growing ×{math.exp(gamma):.3g} over the log beats every "
-                               f"stable law (Δχ² = {delta:.1f}) and " + " and ".join(why),
+        # the fitted envelope's growth over the whole log (exp γ) is an extrapolation, often ×10³–10⁵ on a curve in
+        # [0, 1]: the sentence gives what was measured, the Δχ² and the amplitude's rise in s.e., not that factor
+        return DynamicsReading("unstable", f"a growing oscillation beats every stable law (Δχ² = {delta:.1f}) and "
+                               + " and ".join(why),
                                law=f"{trend.law} + growing oscillation", regime="growing", damping_ratio=zeta,
                                evidence=ev)
     n_per = len(amp["amplitudes"])
