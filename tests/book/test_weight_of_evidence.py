@@ -46,8 +46,9 @@ def test_paper_setting_runs_are_the_experiment_files_of_the_smollm2_grids():
     entries = load_registry()
     verdicts = per_claim(load_verdicts(STORED_CLAIMS_DIR), entries)
     got = w.paper_setting_runs(verdicts, entries)
-    configs = [c for f in ("grpo_smollm_main.yml", "grpo_smollm_panel.yml")
-               for c in load_experiment(DATA_DIR / "configs" / f)]
+    from rlvr_dynamics.paths import RUNS_DIR
+    configs = [c for f in ("grpo_smollm_main.yml", "grpo_smollm_panel.yml", "grpo_smollm_panel_compute.yml")
+               for c in load_experiment(DATA_DIR / "configs" / f) if (RUNS_DIR / c.run_id() / "config.json").exists()]
     assert got["pages"] == ["grpo_smollm"]
     assert got["runs"] == len(configs)
     assert got["models"] == sorted({c.model for c in configs})
