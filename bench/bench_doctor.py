@@ -37,6 +37,7 @@ from rlvr_dynamics.paths import REPO_ROOT
 TABLES = REPO_ROOT / "book" / "doctor_benchmark.md"
 RELIABILITY_PNG = REPO_ROOT / "book" / "diagnose_figures" / "interval_reliability.png"
 TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "bench/doctor_eval/corpus_run.py", "bench/doctor_eval/simulated.py",
+                "bench/doctor_eval/surrogates.py",
                 "lib/rlvr_dynamics/runs/noise.py", "lib/rlvr_dynamics/doctor/forecast.py",
                 "lib/rlvr_dynamics/doctor/conformal.py",
                 "lib/rlvr_dynamics/doctor/reading/learning_curves.py", "lib/rlvr_dynamics/doctor/reading/dynamics.py",

@@ -23,6 +23,13 @@ holds ``noisy-1p``/``noisy-2p`` (``data/configs/grpo_noisy_healthy.yml``): the t
 completions per step, 400 steps logged at every step, labelled by the held-out rule like the other project runs
 (issue 35: the public runs' false alarms came from such noise, which the dev part lacked).
 
+**v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
+healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
+some averaged over a logging interval), labelled ``healthy``. Split by source log, fixed in
+:data:`.surrogates.TEST_SOURCES` before the doctor of 2026-12-05 was scored on any surrogate: the test part's noise
+shapes (two of the four one-prompt Unsloth logs among them) were never tuned on. Issue 35: the public runs' false
+alarms came from one-prompt shaped rewards, of which the dev part had two real logs.
+
 Sources (v1 split)
 ------------------
 =================  ===========================================================================  =====
@@ -231,10 +238,10 @@ def _with_split(run: CorpusRun, split: str) -> CorpusRun:
     return run if run.split == split else replace(run, split=split)
 
 
-PARTS = ("sim", "bisection", "project", "shared", "cs336")
+PARTS = ("sim", "bisection", "project", "shared", "cs336", "surrogate")
 """How the corpus is built, in corpus order: each part is loaded once per process and only when asked for."""
 PART_OF = {"sim": "sim", "bisection": "bisection", "project": "project", "project-fail": "project",
-           "shared": "shared", "cs336": "cs336"}
+           "shared": "shared", "cs336": "cs336", "surrogate": "surrogate"}
 """The part that holds each source (:func:`project_runs` gives both the project's runs and its failure runs)."""
 
 
@@ -257,6 +264,10 @@ def _load_part(part: str, include_shared: bool, version: int) -> tuple[CorpusRun
         return ()
     if part == "shared":
         return tuple(_with_split(r, "dev") if version >= 3 else r for r in shared_runs())
+    if part == "surrogate":
+        from .surrogates import surrogate_runs
+
+        return tuple(surrogate_runs("dev") + surrogate_runs("test")) if version >= 4 else ()
     return tuple(cs336_runs()) if version >= 3 else ()
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from rlvr_dynamics.runs.logs import RunLog
 from rlvr_dynamics.runs.noise import step_sigma
 
-SOURCES = ("sim", "bisection", "project", "project-fail", "shared", "cs336")
+SOURCES = ("sim", "bisection", "project", "project-fail", "shared", "cs336", "surrogate")
 OUTCOMES = ("healthy", "collapse", "unstable", "failure")
 SIM_REGIMES = ("first-order", "overdamped", "underdamped", "flat", "growing", "collapse", "reward_hacking",
                "advantage_degeneracy", "policy_concentration")

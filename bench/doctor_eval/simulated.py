@@ -217,11 +217,12 @@ def simulate_run(regime: str, seed: int | np.random.Generator, *, name: str | No
                      meta)
 
 
-SIM_FAMILIES = {1: {"dev": (0,), "test": (1,)}, 2: {"dev": (0, 1), "test": (2,)}, 3: {"dev": (0, 1), "test": (2,)}}
+SIM_FAMILIES = {1: {"dev": (0,), "test": (1,)}, 2: {"dev": (0, 1), "test": (2,)}, 3: {"dev": (0, 1), "test": (2,)},
+                4: {"dev": (0, 1), "test": (2,)}}
 """Split version → split → simulated seed families."""
 PROJECT_TEST_FAMILIES_V1 = ("p1-main", "p2-stall", "p2-fresh", "smollm-main", "smollm-pilot", "smollm2-add")
 """The project families in v1's test part that v2 moves to dev (module docstring, "Split versions")."""
-SPLIT_VERSION = 3
+SPLIT_VERSION = 4
 """The split :func:`load_corpus` uses by default."""
 CS336_LABELS = {"collapse": "collapse", "healthy": "healthy", "unstable": "unstable", "floor": "failure"}
 """Labels of ``../shared/grpo_logs_cs336/index.json`` → corpus outcomes (``floor``: never rises, a failure)."""

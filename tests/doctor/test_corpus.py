@@ -109,7 +109,7 @@ def test_load_corpus_splits_by_source_and_checks_arguments():
     assert {r.split for r in v1} == {"dev", "test"}
     assert {r.split for r in runs if r.source == "project"} == {"dev"}   # v2 moved the v1 test families to dev
     with pytest.raises(ValueError, match="version"):
-        C.load_corpus(version=4)
+        C.load_corpus(version=5)
     bis = [r for r in runs if r.source == "bisection"]
     assert len(bis) > 500 and {r.outcome for r in bis} == {"healthy", "collapse"}
     with pytest.raises(ValueError, match="split"):
@@ -140,3 +140,50 @@ def test_v3_adds_the_course_logs_to_dev_and_moves_the_shared_logs_to_dev():
     assert len(collapses) == 7 and all(r.collapse_step is not None for r in collapses)
     assert sum(r.outcome == "healthy" for r in cs) == 25
     assert all(r.split == "test" for r in C.load_corpus(sources=("shared",), version=2))
+
+
+def test_surrogates_move_whole_rows_a_few_places_and_never_repeat_one():
+    """A surrogate (doctor_eval.surrogates) is the source's own rows: each at most once, each moved by less than the
+    neighbourhood plus a block, every column with its row; the reward keeps its residual about the local trend and
+    stays in the source's range; same seed, same surrogate."""
+    from doctor_eval import surrogates as S
+    from rlvr_dynamics.runs.logs import RunLog
+
+    n = 200
+    rng = np.random.default_rng(0)
+    reward = np.clip(np.linspace(0.1, 0.8, n) + 0.1 * rng.standard_normal(n), 0, 1)
+    log = RunLog(source="t", steps=np.arange(1, n + 1), series={"reward": reward, "row": np.arange(n, dtype=float)},
+                 reward_column="reward")
+    half = max(S.NEIGHBOURHOOD_MIN, round(S.NEIGHBOURHOOD * n))
+    for seed in range(30):
+        new, drawn = S.surrogate_log(log, np.random.default_rng(seed), "t")
+        rows = new.series["row"]
+        assert np.all(np.diff(new.steps) > 0)
+        assert new.reward.min() >= reward.min() - 1e-12 and new.reward.max() <= reward.max() + 1e-12
+        if drawn["averaged"] == 1:
+            assert len(set(rows.tolist())) == rows.size                       # no row twice
+            assert np.all(np.abs(rows - np.sort(rows)) <= 2 * half + 2 * S.BLOCK_MAX)   # moved a few places
+            assert rows.size >= S.MIN_ROWS
+        else:
+            assert new.steps[0] == drawn["averaged"]
+    a, _ = S.surrogate_log(log, np.random.default_rng(7), "t")
+    b, _ = S.surrogate_log(log, np.random.default_rng(7), "t")
+    assert np.array_equal(a.reward, b.reward)
+    with pytest.raises(ValueError, match="at least"):
+        S.surrogate_log(RunLog(source="t", steps=np.arange(5), series={"reward": np.ones(5)}, reward_column="reward"),
+                        np.random.default_rng(0), "t")
+
+
+def test_surrogate_split_is_by_source_log():
+    from doctor_eval import surrogates as S
+
+    assert all(S.source_split(name, "shared") == "test" for name in S.TEST_SOURCES)
+    assert S.source_split("unsloth_nb_qwen25_3b_gsm8k", "shared") == "dev"
+    with pytest.raises(ValueError, match="split"):
+        S.surrogate_runs("train")
+    runs = C.load_corpus(sources=("surrogate",))
+    if runs:       # ../shared is beside this checkout
+        by_source = {}
+        for r in runs:
+            by_source.setdefault(r.meta["of"], set()).add(r.split)
+        assert all(len(s) == 1 for s in by_source.values()) and {r.outcome for r in runs} == {"healthy"}

@@ -14,9 +14,11 @@ Vocabulary, in order of precedence (the first that applies is the status):
                        length cap, entropy blown up or gone, length doubled or halved): nothing trains any more
 ``collapsed``          the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak
                        → now
-``collapsing``         the reward itself is falling: a halving at the last logged point awaiting its confirmation,
-                       or the collapse warning on at the last point while the reward, smoothed on its noise window,
-                       has fallen a quarter of its gain (:mod:`.precursors`): which signals
+``collapsing``         the reward itself is falling: a halving at the last logged point that the next point
+                       confirms (the level it fell from never came that low), or the collapse warning on at the
+                       last point while the reward, smoothed on its noise window, has fallen a quarter of its gain
+                       (:mod:`.precursors`): which signals. A halving that the run's own rewards need more points
+                       to confirm is a warning, with the points it takes
 ``degenerate groups``  the advantage-degeneracy detector on in the last quarter of the run (most groups
                        all-failed, so GRPO's advantages vanish, while learning has stalled)
 ``hacking suspected``  the reward-hacking detector on in the last quarter of the run (the training reward holds or
@@ -205,8 +207,9 @@ def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> S
         cross = pre.crossings(log, reward_bounds)
     rows = np.flatnonzero(np.isfinite(log.reward))
     last_row = int(rows[-1])
-    if events and events[-1].kind == "pending":
-        ev = events[-1]
+    pending = events[-1] if events and events[-1].kind == "pending" else None
+    if pending is not None and pending.confirm_points <= 2:
+        ev = pending
         on = wr.signals_on(cross, last_row)
         return Status("collapsing", ev.step,
                       f"the reward fell below half its gain at the last logged step {ev.step} (peak {_g(ev.peak)} at "
@@ -214,14 +217,17 @@ def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> S
                       (f"; signals on: {', '.join(on)}" if on else ""),
                       {"peak": ev.peak, "peak_step": ev.peak_step, "now": ev.value, "signals": on})
     warn, _ = wr.warning_flags(cross, log.steps.size)
-    warning = None
+    warning = None if pending is None else (
+        f"the reward fell below half its gain at step {pending.step} (peak {_g(pending.peak)} at step "
+        f"{pending.peak_step} → {_g(pending.value)}); in this run's noise {pending.confirm_points} rewards in a row "
+        f"below that line confirm a collapse, {pending.below} so far")
     if warn[max(0, last_row - wr.WARNING_WINDOW + 1): last_row + 1].any():
         on = wr.signals_on(cross, last_row)
         text = "; ".join(pre.SIGNAL_MEANING[s] for s in on)
         if "reward_fall" in on and bool(cross["reward_fall"][last_row]):
             return Status("collapsing", int(steps[-1]), "collapse warning with the reward falling: " + text,
                           {"signals": on})
-        warning = "collapse warning (the reward has not fallen): " + text
+        warning = "; ".join(filter(None, [warning, "collapse warning (the reward has not fallen): " + text]))
     status = _decide_rest(log, steps, r, reward_bounds, detections, done)
     return replace(status, warning=warning) if warning else status
 
