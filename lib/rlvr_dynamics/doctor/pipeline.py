@@ -101,7 +101,15 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
     # one pass of the detectors the status reads: the report's diagnostics reuse it (same log, same bounds: the
     # detectors' causal (0, 1) rule gives what the resolved bounds give)
     read_by_status = status_detections(log, declared)
-    status = decide_status(log, declared, stop=stop, detections=read_by_status)
+    # the collapse events and the precursors' crossings, once: the status and the collapse warning read the same
+    from . import precursors as pre
+    from .detectors.collapse import collapse_events
+    from .detectors.collapse_warning import detect_collapse
+
+    events = collapse_events(steps, reward, declared)
+    cross = pre.crossings(log, declared)
+    read_by_status["collapse_warning"] = detect_collapse(log, declared, collapses=events, cross=cross)
+    status = decide_status(log, declared, stop=stop, detections=read_by_status, events=events, cross=cross)
     not_read = status.state in NOT_READ
     report = Report(source=log.source, reward_column=log.reward_column, n_points=int(len(t)),
                     first_step=int(steps[0]), last_step=int(steps[-1]), reward_bounds=bounds,

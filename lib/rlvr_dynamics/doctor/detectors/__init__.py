@@ -44,4 +44,4 @@ def diagnose(log: RunLog, *, response: dict[str, Any] | None = None, margin: dic
             "policy_concentration": detect_policy_concentration(log, reward_bounds),
             "dynamical_instability": detect_dynamical_instability(log, response, margin, reward_bounds,
                                                                   reading=reading),
-            "collapse_warning": detect_collapse(log, reward_bounds)}
+            "collapse_warning": done.get("collapse_warning") or detect_collapse(log, reward_bounds)}
