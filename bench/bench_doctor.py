@@ -252,18 +252,21 @@ def failure_sections(runs, split: str, live: bool = True) -> tuple[list[tuple[st
     return out, summaries
 
 
-PREVIOUS_RULE = "d4c5733"
-"""The commit whose ``book/doctor_benchmark.json`` holds the previous rule's results (before issue 35's status and
-precursor rules): :func:`previous_rule_table` prints them beside the current ones."""
+PREVIOUS_RULE = "360cc97"
+"""The commit of the previous rule (before the collapse report judged falls by the run's own rewards, 2026-12-05).
+Its tools were run on the current corpus, so that both rules are scored on the same rows:
+``git worktree add ../prev 360cc97``, the current ``bench/doctor_eval/{corpus,corpus_run,simulated,surrogates}.py``
+copied in, ``PYTHONPATH=../prev/lib:../prev/bench python bench/bench_doctor.py --split test --skip-speed --write``
+there; its ``book/doctor_benchmark.json`` is :data:`PREVIOUS_JSON`."""
+PREVIOUS_JSON = REPO_ROOT / "book" / "doctor_benchmark_previous.json"
 
 
 def previous_rule_table(summaries: dict, dbench: dict) -> str | None:
-    """The failure targets and the detectors' false alarms of the previous rule (:data:`PREVIOUS_RULE`, read with
-    ``git show``) beside the current ones, on the same rows; None when git or that commit is not available."""
+    """The failure targets and the detectors' false alarms of the previous rule (:data:`PREVIOUS_RULE`, scored on
+    the same rows: :data:`PREVIOUS_JSON`) beside the current ones; None when that file is absent."""
     try:
-        old = json.loads(subprocess.run(["git", "show", f"{PREVIOUS_RULE}:book/doctor_benchmark.json"],
-                                        capture_output=True, text=True, check=True, cwd=REPO_ROOT).stdout)
-    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError):
+        old = json.loads(PREVIOUS_JSON.read_text())
+    except (OSError, json.JSONDecodeError):
         return None
 
     def pct(a, b):
@@ -292,9 +295,9 @@ def previous_rule_table(summaries: dict, dbench: dict) -> str | None:
         if p:
             rows.append(f"| {name}: false alarms on healthy runs | {pct(p['false_alarms'], p['healthy_runs'])} | "
                         f"{pct(d['false_alarms'], d['healthy_runs'])} | ≤ 10 % |")
-    return (f"The previous rule is the doctor of commit {PREVIOUS_RULE} (its tables: that commit's "
-            "`book/doctor_benchmark.md`), scored on the same corpus rows; the development part has grown since by "
-            "the eight noisy one- and two-prompt runs, so only test-part rows compare exactly.\n\n" + "\n".join(rows))
+    return (f"The previous rule is the doctor of commit {PREVIOUS_RULE} (before the collapse report judged a fall "
+            "by the run's own rewards), its tools run on the same corpus rows as this one (`book/"
+            f"{PREVIOUS_JSON.name}`, tools hash {old.get('tools_hash', '?')}).\n\n" + "\n".join(rows))
 
 
 def precursor_markdown() -> str:

@@ -15,9 +15,12 @@ How (:func:`surrogate_log`)
       the blocks reordered by their position plus a uniform jitter of ± :data:`NEIGHBOURHOOD` of the run's length:
       each row moves a few positions at most. Every column of a row travels with it (reward, length, KL, entropy,
       sub-rewards), so the cross-column relations and the short autocorrelation stay; the trend stays because the
-      moves are local. The reward of a moved row keeps its residual about the source's local trend (a centred moving
+      moves are local. The value of a moved row keeps its residual about the source's local trend (a centred moving
       mean over the neighbourhood) and takes the trend where it lands, so a row moved back on a steep rise is not a
-      fall; it stays within the source's observed range.
+      fall; it stays within the source's observed range. This holds for every column logged on every reward row
+      (reward, format accuracy, length, entropy, …): without it a steep early rise of the format accuracy, shuffled,
+      made format "falls" at the 5th logged point that the real logs never show. Columns with gaps move as they
+      are.
     * **Truncation** at a random point from :data:`KEEP_MIN` of the run on: a user asks at any point of a healthy
       run, and the final status counts.
     * **Logging interval**: with probability :data:`AVERAGED_SHARE`, consecutive rows are averaged k at a time,
@@ -84,10 +87,14 @@ def surrogate_log(log: RunLog, rng: np.random.Generator, name: str) -> tuple[Run
     keep = max(MIN_ROWS, int(round(m * rng.uniform(KEEP_MIN, 1.0))))
     picked, landed = picked[:keep], kept[:keep]            # where each row lands, in source positions
     idx = rows[picked]
-    series = {k: np.asarray(v, dtype=float)[idx] for k, v in log.series.items()}
-    y = np.asarray(log.reward, dtype=float)[rows]
-    trend = _moving_mean(y, half)
-    series[log.reward_column] = np.clip(y[picked] + trend[landed] - trend[picked], float(np.min(y)), float(np.max(y)))
+    series = {}
+    for column, v in log.series.items():
+        v = np.asarray(v, dtype=float)[rows]
+        if np.isfinite(v).all():     # a column logged on every reward row keeps its residual about its local trend
+            trend = _moving_mean(v, half)
+            series[column] = np.clip(v[picked] + trend[landed] - trend[picked], float(np.min(v)), float(np.max(v)))
+        else:
+            series[column] = v[picked]
     spacing = max(1, int(np.median(np.diff(log.steps[rows]))) if n > 1 else 1)
     k = int(rng.choice(AVERAGING)) if rng.uniform() < AVERAGED_SHARE and keep >= MIN_ROWS * 2 else 1
     if k > 1:
@@ -100,11 +107,15 @@ def surrogate_log(log: RunLog, rng: np.random.Generator, name: str) -> tuple[Run
 
 
 def _moving_mean(y: np.ndarray, half: int) -> np.ndarray:
-    """Centred moving mean over ±half values (the window truncated at the ends)."""
-    c = np.concatenate([[0.0], np.cumsum(y)])
-    i = np.arange(y.size)
-    lo, hi = np.maximum(0, i - half), np.minimum(y.size, i + half + 1)
-    return (c[hi] - c[lo]) / (hi - lo)
+    """Centred moving mean over ±half values, the ends padded by odd reflection (a straight line is its own trend
+    up to the first and last value: a steep rise at the start is not flattened)."""
+    h = min(half, y.size - 1)
+    if h <= 0:
+        return y.astype(float).copy()
+    padded = np.concatenate([2 * y[0] - y[h:0:-1], y, 2 * y[-1] - y[-2:-h - 2:-1]])
+    c = np.concatenate([[0.0], np.cumsum(padded)])
+    i = np.arange(y.size) + h
+    return (c[i + h + 1] - c[i - h]) / (2 * h + 1)
 
 
 def _block_mean(v: np.ndarray, k: int) -> np.ndarray:

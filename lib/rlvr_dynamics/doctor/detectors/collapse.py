@@ -65,8 +65,8 @@ Dev evidence for its constants
     and the peak's noise lift b came from false reports on those logs (the design notes tell the order). On a
     slow linear fall the report comes ~3 logged points after the raw halving.
     The run's-own-rewards tests (2026-12-05, fixed on the dev part before the test part was scored): on 190 dev
-    surrogates of the real healthy logs (``bench/doctor_eval/surrogates.py``) runs with a collapse event 10 → 1
-    (the 20 one-prompt Unsloth surrogates 8 → 1), on 200 synthetic one-prompt shaped rewards 166 → 29; CS336
+    surrogates of the real healthy logs (``bench/doctor_eval/surrogates.py``) runs with a collapse event 8 → 1
+    (all on the 20 one-prompt Unsloth surrogates), on 200 synthetic one-prompt shaped rewards 166 → 29; CS336
     collapses within one point 6/7 either way; simulated collapses within one 38 → 36 of 78; the 15-point
     bisection trials within one 61 → 48 of 234 (their healthy runs with a failure status 44 → 35 of 240).
 """
