@@ -76,3 +76,76 @@ def test_the_status_and_the_report_share_one_pass_of_the_detectors(monkeypatch):
     report = fit_run(log, diagnostics=True)
     assert calls == {"advantage_degeneracy": 1, "reward_hacking": 1}
     assert set(report["diagnostics"]) == set(dg.DETECTORS)
+
+
+def _every_state() -> dict[str, tuple[np.ndarray, dict, tuple | None]]:
+    """One log per state of the status vocabulary (reward, other columns, declared bounds)."""
+    rng = np.random.default_rng(11)
+    n = 200
+    t = np.arange(n)
+    rise = 0.2 + 0.6 * (1 - np.exp(-t / 30))
+    out = {name: (reward, extra, None) for name, (reward, extra) in _runs().items()}
+    out["too short"] = (np.array([0.1, 0.2, 0.3]), {}, None)
+    # a fall to near the floor at the very last point, from a clean level: the next point confirms it (k = 2)
+    out["collapsing"] = (np.r_[0.6 + 0.01 * np.resize([1, -1], 40), 0.35, 0.12], {}, None)
+    hard = 0.03 + rng.normal(0, 0.01, n)
+    out["degenerate groups"] = (hard, {"frac_reward_zero_std": np.where(t > 150, 0.95, 0.2),
+                                       "entropy": np.full(n, 0.6)}, (0.0, 1.0))
+    ev = np.full(n, np.nan)
+    ev[::10] = np.where(t[::10] < 120, 0.6, 0.6 - 0.4 * (t[::10] - 120) / 80)
+    out["hacking suspected"] = (rise + rng.normal(0, 0.01, n), {"eval_reward": ev}, None)
+    crash = np.clip(0.2 + 0.6 * (1 - np.exp(-np.arange(240) / 30)) + rng.normal(0, 0.02, 240), 0, 1)
+    crash[150:165] = 0.1 + rng.normal(0, 0.02, 15)
+    out["unstable"] = (crash, {}, (0.0, 1.0))
+    out["noise only"] = (0.5 + rng.normal(0, 0.1, n), {}, (0.0, 1.0))
+    out["rising"] = (0.1 + 0.004 * t + rng.normal(0, 0.01, n), {}, None)
+    return out
+
+
+def test_every_state_is_walked():
+    from rlvr_dynamics.doctor.status import STATES
+
+    assert {name.split("-")[0] for name in _every_state()} == set(STATES)
+
+
+@pytest.mark.parametrize("name", list(_every_state()))
+def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(name):
+    """Each state of the vocabulary through every renderer: the text's first line, the JSON, the HTML page and the
+    live doctor's ``dynamics/status`` code name the same state; a failure state carries its action everywhere; a
+    state the reading skips has no plateau and no law reading; the figure draws the text's forecast."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.doctor.status import ACTIONS, STATES
+
+    reward, extra, bounds = _every_state()[name]
+    steps = np.arange(1, reward.size + 1)
+    log = RunLog(name, steps, {"reward": reward, **extra}, "reward")
+    state = name.split("-")[0]
+    if state == "too short":
+        from rlvr_dynamics.doctor.status import decide_status
+
+        assert decide_status(log, bounds).state == "too short"
+        return
+    report = fit_run(log, forecast_steps=[reward.size + 20], p1_laws=False,
+                     reward_bounds=bounds if bounds is not None else "auto")
+    st = report["status"]
+    assert st["state"] == state, st
+    text = format_report(report)
+    assert text.splitlines()[0].startswith(f"status: {state.upper()}")
+    assert (f"what to do: {ACTIONS.get(state)}" in text) == (state in ACTIONS)
+    js = json.loads(json.dumps(hr.to_jsonable(report) if hasattr(hr, "to_jsonable") else report, default=str))
+    assert js["status"]["state"] == state and js["status"]["action"] == ACTIONS.get(state)
+    if state in NOT_READ:
+        assert report["dynamics"]["verdict"] == "not read" and "plateau R∞" not in text
+    page = hr.render_html(log, report, b"")
+    assert f"status: {state.upper()}" in page
+    h = reward.size + 20
+    fig = hr.report_figure(log, report)
+    value, (low, high) = report["forecast"][h], report["forecast_interval"][h]
+    assert fig.rlvr_forecast == {h: (value, low, high)}
+    doc = RunDoctor(every=10 ** 9, reward_bounds=bounds, reward_column="reward")
+    fields = {}
+    for i, s in enumerate(steps):
+        fields = doc.update(int(s), {k: float(v[i]) for k, v in log.series.items()}) or fields
+    assert doc.status is not None and doc.status.state == state
+    assert fields["dynamics/status"] == STATES.index(state)
+    assert fields["dynamics/status_failure"] == float(state in ACTIONS)

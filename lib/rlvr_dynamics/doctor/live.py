@@ -206,9 +206,14 @@ class RunDoctor:
         return self.report()
 
     def _update_status(self) -> bool:
-        """Decide the status again when a new reward has been logged (True then)."""
+        """Decide the status again when a new reward has been logged, or a training row with a non-finite reward,
+        loss or gradient norm (a run that logs NaN has diverged: the status must say so, as ``fit`` does) (True
+        then)."""
         n = self._n_rewards()
-        if n == self._status_rewards:
+        last = self._rows.get(int(self._last_step), {}) if math.isfinite(self._last_step) else {}
+        blown = any(k in last and not math.isfinite(last[k]) for k in (self.reward_column, "loss", "grad_norm")
+                    if k is not None)
+        if n == self._status_rewards and not (blown and n > 0):
             return False
         self._status_rewards = n
         log = self.log()

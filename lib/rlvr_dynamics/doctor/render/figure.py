@@ -114,6 +114,10 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
         ax.axhline(mean, color="0.3", lw=1.0, label="mean reward")
         ax.text(0.01, 0.97, noise_only_line(report) + ": no law drawn", transform=ax.transAxes, va="top",
                 fontsize=fs, color="darkred", bbox=dict(boxstyle="round", fc="white", ec="darkred", alpha=0.9))
+        drawn = _report_forecast(report)
+        if drawn:              # the text gives a forecast for a noise-only curve too: the figure draws the same one
+            _draw_report_forecast(ax, drawn)
+        fig.rlvr_forecast = drawn
     else:
         span = float(steps[-1] - steps[0]) or 1.0
         grid = np.linspace(steps[0], steps[-1], 400)
@@ -139,10 +143,7 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
                           f"[{display_status(read_fit.status, read_fit.regime, verdict)}] (law read)")
         drawn = _report_forecast(report)
         if drawn:              # the report's own forecast and interval: the figure says what the text says
-            xs = sorted(drawn)
-            ax.errorbar(xs, [drawn[x][0] for x in xs],
-                        yerr=[[drawn[x][0] - drawn[x][1] for x in xs], [drawn[x][2] - drawn[x][0] for x in xs]],
-                        fmt="D", ms=5, color="k", capsize=3, label="forecast, 80 % interval (the report's)")
+            _draw_report_forecast(ax, drawn)
         elif pref is not None and not not_read:
             future = np.linspace(steps[-1], steps[-1] + horizon * span, 25)[1:]
             color = LAW_STYLE[read_fit.law][0] if read_fit is not None and read_fit.law in LAW_STYLE else "k"
@@ -225,6 +226,14 @@ def report_figure(log: RunLog, report: dict[str, Any], *, horizon: float = 0.5, 
     return fig
 
 
+def _draw_report_forecast(ax, drawn: dict[int, tuple[float, float, float]]) -> None:
+    """The report's forecasts with their 80 % intervals, as black diamonds with error bars."""
+    xs = sorted(drawn)
+    ax.errorbar(xs, [drawn[x][0] for x in xs],
+                yerr=[[drawn[x][0] - drawn[x][1] for x in xs], [drawn[x][2] - drawn[x][0] for x in xs]],
+                fmt="D", ms=5, color="k", capsize=3, label="forecast, 80 % interval (the report's)")
+
+
 def _report_forecast(report: dict[str, Any]) -> dict[int, tuple[float, float, float]]:
     """``{step: (value, low, high)}`` of the report's forecast (empty when it has none)."""
     out = {}
@@ -244,7 +253,8 @@ def figure_caption(log: RunLog, report: dict[str, Any], fig) -> str:
     if verdict == "noise only":
         parts.append(f"Top: the logged reward ({log.reward_column}, grey dots) with its mean and the ±σ step-noise "
                      f"band; {noise_only_line(report)}, so no response law is drawn: step noise explains almost all "
-                     "of the curve's variance.")
+                     "of the curve's variance" + ("; the black diamond is the report's forecast with its 80 % "
+                                                  "interval." if getattr(fig, "rlvr_forecast", None) else "."))
         parts.append("Second: the reward minus its mean, with the ±σ band.")
     else:
         parts.append(f"Top: the logged reward ({log.reward_column}, grey dots; evaluation crosses when logged) with "
