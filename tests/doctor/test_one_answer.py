@@ -149,3 +149,28 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     assert doc.status is not None and doc.status.state == state
     assert fields["dynamics/status"] == STATES.index(state)
     assert fields["dynamics/status_failure"] == float(state in ACTIONS)
+
+
+def test_a_plateaued_run_has_a_plateau_line_whatever_the_reading():
+    """A one-prompt shaped reward whose rising share of right answers the reading takes for a growing oscillation:
+    the status is plateaued, so the plateau line gives the level of the status' last points and says why no law's
+    R∞ is read; it never says 'no plateau' under a PLATEAUED status."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_collapse import _spiky_one_prompt
+
+    t, y = _spiky_one_prompt(0)
+    log = RunLog("spiky", t[:116], {"reward": y[:116]}, "reward")
+    report = fit_run(log, p1_laws=False)
+    text = format_report(report)
+    if report["status"]["state"] == "plateaued":
+        assert report["plateau"]["value"] is not None and report["plateau"]["from"] == "status"
+        assert "no plateau" not in text
+    for seed in range(6):
+        t, y = _spiky_one_prompt(seed)
+        for n in (80, 120, 160, 250):
+            rep = fit_run(RunLog("s", t[:n], {"reward": y[:n]}, "reward"), p1_laws=False)
+            if rep["status"]["state"] == "plateaued":
+                assert rep["plateau"]["value"] is not None, rep["plateau"]

@@ -259,18 +259,21 @@ def _plateau(fit, dyn, reward, bounds, steps=None) -> dict[str, Any]:
 
 
 def _agree_with_status(plateau: dict[str, Any], status, reward: np.ndarray) -> dict[str, Any]:
-    """The plateau line says what the status says. A ``plateaued`` run whose law has not covered
-    :data:`PLATEAU_REACHED` of its rise reports the level it flattened at (the mean of the status' last points), not
-    "still rising"; a ``rising`` run's identified R∞ is where it is heading."""
+    """The plateau line says what the status says. A ``plateaued`` run with no law plateau (the law read has not
+    covered :data:`PLATEAU_REACHED` of its rise, or the reading is unstable or noise only, or R∞ lies outside the
+    plausible band) reports the level it flattened at (the mean of the status' last points), with why no law's R∞;
+    a ``rising`` run's identified R∞ is where it is heading."""
     note = plateau.get("note") or ""
-    if status.state == "plateaued" and plateau.get("value") is None and note.startswith("still rising"):
+    if status.state == "plateaued" and plateau.get("value") is None:
         m = max(10, int(math.ceil(0.25 * reward.size)))
         level = float(np.mean(reward[-min(m, reward.size):]))
+        why = (f"the {plateau['law'].replace('_', ' ')} law would still rise ({note[len('still rising: '):]})"
+               if note.startswith("still rising") else
+               f"no law's R∞ is read ({note[len('no plateau: '):] if note.startswith('no plateau: ') else note})")
         plateau = {**plateau, "value": level, "sd": float(np.std(reward[-min(m, reward.size):], ddof=1) /
                                                           math.sqrt(min(m, reward.size))),
                    "note": f"the level of the last {min(m, reward.size)} points, where the status finds no trend; "
-                           f"the {plateau['law'].replace('_', ' ')} law would still rise ({note[len('still rising: '):]})",
-                   "from": "status"}
+                           + why, "from": "status"}
     return plateau
 
 
