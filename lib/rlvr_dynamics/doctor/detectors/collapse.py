@@ -46,7 +46,11 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
         (:func:`level_share`, :func:`confirm_points`): k = 2, the next point, when at most one in ten was; a
         baseline the run visited every other step needs 6. While k > 2 a reward above the line clears it only
         when the 2-point mean is back above the line too;
-      - a jump needs that none of the (at least 3) level's rewards came as low (JUMP_LEVEL_SHARE).
+      - a jump needs that none of the level's rewards came as low (JUMP_LEVEL_SHARE).
+
+      All three need a level of LEVEL_POINTS rewards to judge by: before the run has logged that many rewards
+      before the fall, the Gaussian tests alone decide (changed after the test part was scored, 2026-12-05: the
+      15-point bisection trials fall within their first points).
     * **Jump**: with at least JUMP_MIN_POINTS rewards before it, a point below ``floor + G/2`` that lies
       ``Z_JUMP·σ̂·√(1 + 1/w)`` or more below the trailing mean before it, a fall larger than JUMP_OVER_LARGEST ×
       the largest one-step fall before it; reported at the point itself.
@@ -68,7 +72,11 @@ Dev evidence for its constants
     surrogates of the real healthy logs (``bench/doctor_eval/surrogates.py``) runs with a collapse event 8 → 1
     (all on the 20 one-prompt Unsloth surrogates), on 200 synthetic one-prompt shaped rewards 166 → 29; CS336
     collapses within one point 6/7 either way; simulated collapses within one 38 → 36 of 78; the 15-point
-    bisection trials within one 61 → 48 of 234 (their healthy runs with a failure status 44 → 35 of 240).
+    bisection trials within one 61 → 48 of 234 (their healthy runs with a failure status 44 → 35 of 240). Test
+    part, scored once with that rule: healthy runs with an act-now status 6 → 5 of 402, live stops on healthy runs
+    5 → 3, collapses within one point 24 → 22 of 113, collapsed runs read healthy 43 → 47 of 127, all of the costs
+    on the 15-point bisection trials. Changed after that result: the level's tests wait for LEVEL_POINTS rewards
+    before the fall (dev bisection within one 48 → 59, read healthy 104 → 100; one-prompt gains unchanged).
 """
 from __future__ import annotations
 
@@ -111,8 +119,8 @@ RANK_ALPHA = 0.01
 one-sided Mann–Whitney test at this level (:func:`rank_fall_p`): the counts of right answers in a window of a
 one-prompt reward are binomial, with tails the Gaussian test of the mean does not know."""
 JUMP_LEVEL_SHARE = 0.125
-"""A jump is reported at the point only when :func:`level_share` ≤ this: none of the (at least 3, at most 10)
-rewards before it came as low; else the halving rule decides, one point later."""
+"""A jump is reported at the point only when :func:`level_share` ≤ this: none of the 10 rewards before it came as
+low; else the halving rule decides, one point later."""
 SHORT_PREFIX = 6
 """Below this many values σ̂ is at least their standard deviation (three points on a line have std(Δr) = 0)."""
 SIGMA_EXACT_UNTIL = 64
@@ -336,12 +344,13 @@ def level_held(y: np.ndarray, i: int, w: int, half: float) -> bool:
 
 def rank_fall_p(y: np.ndarray, i: int, w: int) -> float:
     """One-sided Mann–Whitney p-value (normal approximation with the tie correction) that the w rewards of the
-    trailing window ending at point ``i`` lie below the max(:data:`LEVEL_POINTS`, w) rewards before it."""
+    trailing window ending at point ``i`` lie below the max(:data:`LEVEL_POINTS`, w) rewards before it; 0 (no test)
+    while fewer than LEVEL_POINTS rewards precede the window."""
     now = y[max(0, i - w + 1): i + 1]
     before = y[max(0, i - w + 1 - max(LEVEL_POINTS, w)): max(0, i - w + 1)]
     n1, n2 = now.size, before.size
-    if n1 == 0 or n2 == 0:
-        return 1.0
+    if n2 < LEVEL_POINTS or n1 == 0:
+        return 0.0          # no level to judge by yet
     both = np.concatenate([now, before])
     order = np.argsort(both, kind="mergesort")
     ranks = np.empty(both.size)
@@ -364,7 +373,8 @@ def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float) -> f
     """p = (b + ½)/(L + 1) (Krichevsky–Trofimov): the share of the L ≤ :data:`LEVEL_POINTS` rewards before a fall
     that were already as low as the rewards since it, b of L. The level: the rewards before the stretch of rewards
     below the half line that holds point ``i`` (the halving, or the jump); "as low": at most σ̂ above the highest
-    reward below the line from ``i`` to ``now``. The chance, judged by the run's own rewards whatever their distribution, that one more reward of
+    reward below the line from ``i`` to ``now``. 0 while fewer than LEVEL_POINTS rewards precede the stretch (no
+    level to judge by: k = 2 and the jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards whatever their distribution, that one more reward of
     the level it fell from comes that low."""
     j = i if y[i] < half else i + 1
     while j > 0 and y[j - 1] < half:
@@ -372,8 +382,8 @@ def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float) -> f
     before = y[max(0, j - LEVEL_POINTS): j]
     since = y[i: now + 1]
     since = since[since < half]
-    if before.size == 0:
-        return 1.0
+    if before.size < LEVEL_POINTS:
+        return 0.0          # no level to judge by yet: the Gaussian tests decide, as within the first points
     low = (float(np.max(since)) if since.size else half) + sigma
     return (float(np.sum(before <= low)) + 0.5) / (before.size + 1.0)
 
@@ -386,6 +396,8 @@ def confirm_points(p: float) -> int:
     baseline it visits every other step, p ≈ ½ and k = 6."""
     if p >= 1.0:
         return CONFIRM_MAX
+    if p <= 0.0:
+        return 2
     return int(min(CONFIRM_MAX, max(2, math.ceil(math.log(CONFIRM_ALPHA) / math.log(p) - 1e-9))))
 
 
