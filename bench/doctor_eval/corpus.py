@@ -101,6 +101,7 @@ from .corpus_run import (BISECTION_SPLIT, FAILURE_MODES, LEAD_TIME_MIN_HISTORY, 
                          PROJECT_SPLIT, SIM_COUNTS, SIM_REGIMES, SOURCES, CorpusRun, hindsight_collapse)
 from .simulated import (CS336_LABELS, PROJECT_TEST_FAMILIES_V1, SIM_FAMILIES, SPLIT_VERSION,  # noqa: F401
                         simulate_run, simulated_runs, unit_response)
+from .surrogates import surrogate_runs
 
 # ---------------------------------------------------------------------------------------------------------------
 # Real runs
@@ -265,9 +266,10 @@ def _load_part(part: str, include_shared: bool, version: int) -> tuple[CorpusRun
     if part == "shared":
         return tuple(_with_split(r, "dev") if version >= 3 else r for r in shared_runs())
     if part == "surrogate":
-        from .surrogates import surrogate_runs
-
-        return tuple(surrogate_runs("dev") + surrogate_runs("test")) if version >= 4 else ()
+        if version < 4:
+            return ()
+        sources = shared_runs() + cs336_runs()
+        return tuple(surrogate_runs("dev", sources) + surrogate_runs("test", sources))
     return tuple(cs336_runs()) if version >= 3 else ()
 
 

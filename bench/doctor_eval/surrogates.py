@@ -128,17 +128,19 @@ def _block_mean(v: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def surrogate_runs(split: str, per_source: int = PER_SOURCE) -> list:
-    """The surrogate part of ``split`` (``"dev"``/``"test"``): :data:`PER_SOURCE` surrogates of every healthy
-    shared and CS336 log of that split, labelled ``healthy`` (source ``surrogate``); [] without ``../shared``."""
-    from .corpus import _noise_class, cs336_runs, shared_runs
+def surrogate_runs(split: str, sources: list, per_source: int = PER_SOURCE) -> list:
+    """The surrogate part of ``split`` (``"dev"``/``"test"``): :data:`PER_SOURCE` surrogates of every healthy run of
+    ``sources`` (the corpus' shared and CS336 runs) that belongs to that split, labelled ``healthy`` (source
+    ``surrogate``)."""
+    from rlvr_dynamics.runs.noise import noise_class
+
     from .corpus_run import CorpusRun
 
     if split not in ("dev", "test"):
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
     family = 0 if split == "dev" else 1
     out = []
-    for src in [r for r in shared_runs() + cs336_runs() if r.outcome == "healthy"]:
+    for src in [r for r in sources if r.outcome == "healthy"]:
         if source_split(src.name, src.source) != split:
             continue
         seed = int.from_bytes(hashlib.blake2b(f"{src.name}/{family}".encode(), digest_size=8).digest(), "little")
@@ -148,5 +150,5 @@ def surrogate_runs(split: str, per_source: int = PER_SOURCE) -> list:
             log, drawn = surrogate_log(src.log, rng, src.name)
             y = log.reward_curve()[1]
             out.append(CorpusRun(name, "surrogate", split, log, src.reward_bounds, src.prompts_per_step,
-                                 _noise_class(y, src.reward_bounds), "healthy", meta={**drawn, "source": src.source}))
+                                 noise_class(y, src.reward_bounds), "healthy", meta={**drawn, "source": src.source}))
     return out

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.doctor.detectors import collapse as C
+from rlvr_dynamics.doctor.detectors import own_rewards as O
 
 
 def _rise_then_fall(n=60, fall_at=30, top=0.8, low=0.02, noise=0.02, seed=0):
@@ -117,31 +118,31 @@ def test_small_sample_factor_and_peak_bias():
 def test_confirm_points_is_the_run_length_test():
     """k = the smallest k ≥ 2 with p^k ≤ CONFIRM_ALPHA: a clean level (p = 1/22) and one low reward in ten (3/22)
     confirm at the next point; a baseline visited half the time needs 6; a level that was never above needs the cap."""
-    assert C.confirm_points(0.5 / 11) == 2
-    assert C.confirm_points(1.5 / 11) == 2
-    assert C.confirm_points(2.5 / 11) == 3
-    assert C.confirm_points(0.5) == 6
-    assert 0.5 ** 6 <= C.CONFIRM_ALPHA < 0.5 ** 5
-    assert C.confirm_points(1.0) == C.CONFIRM_MAX
+    assert O.confirm_points(0.5 / 11) == 2
+    assert O.confirm_points(1.5 / 11) == 2
+    assert O.confirm_points(2.5 / 11) == 3
+    assert O.confirm_points(0.5) == 6
+    assert 0.5 ** 6 <= O.CONFIRM_ALPHA < 0.5 ** 5
+    assert O.confirm_points(1.0) == O.CONFIRM_MAX
 
 
 def test_level_share_counts_the_level_s_rewards_as_low_as_the_fall():
     """The level before the stretch of rewards below the half line; 'as low' within σ̂ of the highest reward since
     the halving (Krichevsky–Trofimov share)."""
     y = np.r_[np.full(10, 0.6), 0.05, 0.04]
-    assert C.level_share(y, 10, 11, 0.02, half=0.3) == pytest.approx(0.5 / 11)
+    assert O.level_share(y, 10, 11, 0.02, half=0.3) == pytest.approx(0.5 / 11)
     y2 = np.r_[0.6, 0.05, 0.6, 0.06, 0.6, 0.6, 0.04, 0.6, 0.6, 0.6, 0.05, 0.04]
-    assert C.level_share(y2, 10, 11, 0.02, half=0.3) == pytest.approx(3.5 / 11)
+    assert O.level_share(y2, 10, 11, 0.02, half=0.3) == pytest.approx(3.5 / 11)
     # the stretch below the line before the halving point is not part of the level: [0.2, 0.1] are skipped
     y3 = np.r_[np.full(10, 0.6), 0.2, 0.1, 0.05]
-    assert C.level_share(y3, 12, 12, 0.02, half=0.3) == pytest.approx(0.5 / 11)
+    assert O.level_share(y3, 12, 12, 0.02, half=0.3) == pytest.approx(0.5 / 11)
 
 
 def test_level_held_needs_the_median_above_the_half_line():
     spikes = np.r_[np.full(8, 0.12), 2.3, 0.1, 2.4, 0.12, 0.11]
-    assert not C.level_held(spikes, 12, 2, half=1.1)
+    assert not O.level_held(spikes, 12, 2, half=1.1)
     plateau = np.r_[np.full(10, 0.6), 0.1, 0.05]
-    assert C.level_held(plateau, 11, 2, half=0.3)
+    assert O.level_held(plateau, 11, 2, half=0.3)
 
 
 def _spiky_one_prompt(seed, n=250, base=0.12, spike=2.3):

@@ -181,7 +181,7 @@ def test_surrogate_split_is_by_source_log():
     assert all(S.source_split(name, "shared") == "test" for name in S.TEST_SOURCES)
     assert S.source_split("unsloth_nb_qwen25_3b_gsm8k", "shared") == "dev"
     with pytest.raises(ValueError, match="split"):
-        S.surrogate_runs("train")
+        S.surrogate_runs("train", [])
     runs = C.load_corpus(sources=("surrogate",))
     if runs:       # ../shared is beside this checkout
         by_source = {}

@@ -149,6 +149,9 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     assert doc.status is not None and doc.status.state == state
     assert fields["dynamics/status"] == STATES.index(state)
     assert fields["dynamics/status_failure"] == float(state in ACTIONS)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 def test_a_plateaued_run_has_a_plateau_line_whatever_the_reading():

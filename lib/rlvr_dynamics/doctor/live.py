@@ -196,8 +196,7 @@ class RunDoctor:
         """Record ``metrics`` at ``step``, check the stop rule (with ``stop_on_instability``), and return the
         ``dynamics/*`` scalars when a report is due (module docstring), else ``{}``."""
         self.record(step, metrics)
-        self._since += 1
-        news = self._update_status()
+        self._since, news = self._since + 1, self._update_status()
         if self.stop_on_instability and not self.should_stop:
             self._check_stop()
         if self._since < self.every or self._n_rewards() < self.min_points:
@@ -206,17 +205,13 @@ class RunDoctor:
         return self.report()
 
     def _update_status(self) -> bool:
-        """Decide the status again when a new reward has been logged, or a training row with a non-finite reward,
-        loss or gradient norm (a run that logs NaN has diverged: the status must say so, as ``fit`` does) (True
-        then)."""
-        n = self._n_rewards()
-        last = self._rows.get(int(self._last_step), {}) if math.isfinite(self._last_step) else {}
-        blown = any(k in last and not math.isfinite(last[k]) for k in (self.reward_column, "loss", "grad_norm")
-                    if k is not None)
-        if n == self._status_rewards and not (blown and n > 0):
+        """Decide the status again on a new reward, or on a row with a NaN reward, loss or gradient norm (a run
+        that logs NaN has diverged, as ``fit`` says) (True then)."""
+        n, last = self._n_rewards(), self._rows.get(self._last_step, {})
+        if n == self._status_rewards and not (n and any(v != v for k, v in last.items()
+                                                        if k in (self.reward_column, "loss", "grad_norm"))):
             return False
-        self._status_rewards = n
-        log = self.log()
+        self._status_rewards, log = n, self.log()
         if log is None:
             return False
         steps, reward = log.reward_curve()

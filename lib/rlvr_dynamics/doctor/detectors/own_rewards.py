@@ -1,0 +1,103 @@
+"""The collapse report's tests of a fall against the run's own rewards, whatever their distribution.
+
+What they are for
+    The collapse report (:mod:`.collapse`) tests a fall against the step noise as if it were Gaussian. A one-prompt
+    shaped reward is not: it sits at its format reward (0.12) most steps and jumps to 2.3 when the answer is right,
+    so two or three right answers make a "peak" and the baseline after them is far below half of it. These tests
+    judge a fall by the run's own rewards instead: the level it fell from (:func:`level_held`), a rank test for a
+    longer trailing window (:func:`rank_fall_p`), and a run-length confirmation (:func:`level_share`,
+    :func:`confirm_points`). Each needs a level of :data:`LEVEL_POINTS` rewards before the fall; before that the
+    Gaussian tests alone decide.
+
+Dev evidence for the constants
+    In :mod:`.collapse`'s docstring (they were set together) and the design notes (2026-12-05).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LEVEL_POINTS = 10
+"""The rewards a 2-point halving is compared with: the last LEVEL_POINTS before it (:func:`confirm_points`)."""
+CONFIRM_ALPHA = 0.025
+"""Chance that the run's own rewards before the fall come that low that many times in a row (:func:`confirm_points`)."""
+CONFIRM_MAX = 20
+"""At most this many rewards in a row confirm a halving."""
+RANK_ALPHA = 0.01
+"""A halving of the adaptive (longer) trailing mean counts only when its window's rewards lie below the level's by a
+one-sided Mann–Whitney test at this level (:func:`rank_fall_p`): the counts of right answers in a window of a
+one-prompt reward are binomial, with tails the Gaussian test of the mean does not know."""
+JUMP_LEVEL_SHARE = 0.125
+"""A jump is reported at the point only when :func:`level_share` ≤ this: none of the 10 rewards before it came as
+low; else the halving rule decides, one point later."""
+
+
+def level_held(y: np.ndarray, i: int, w: int, half: float) -> bool:
+    """The run held a level above the half line before the fall at point ``i``: the median of the
+    :data:`LEVEL_POINTS` rewards before the trailing window (w points ending at i) lies at or above ``half``. A gain
+    made of two or three reward spikes of a one-prompt run, which sits at its baseline in between, is no level the
+    run held, and its end is no collapse. Within the first LEVEL_POINTS points of the run there is no level to hold
+    yet: a reward that falls from its first values (a learning rate too high from step 1) is judged by the other
+    tests alone."""
+    before = y[max(0, i - w + 1 - LEVEL_POINTS): max(0, i - w + 1)]
+    return before.size < LEVEL_POINTS or float(np.median(before)) >= half
+
+
+def rank_fall_p(y: np.ndarray, i: int, w: int) -> float:
+    """One-sided Mann–Whitney p-value (normal approximation with the tie correction) that the w rewards of the
+    trailing window ending at point ``i`` lie below the max(:data:`LEVEL_POINTS`, w) rewards before it; 0 (no test)
+    while fewer than LEVEL_POINTS rewards precede the window."""
+    now = y[max(0, i - w + 1): i + 1]
+    before = y[max(0, i - w + 1 - max(LEVEL_POINTS, w)): max(0, i - w + 1)]
+    n1, n2 = now.size, before.size
+    if n2 < LEVEL_POINTS or n1 == 0:
+        return 0.0          # no level to judge by yet
+    both = np.concatenate([now, before])
+    order = np.argsort(both, kind="mergesort")
+    ranks = np.empty(both.size)
+    sorted_v = both[order]
+    # average ranks over ties
+    _, first, counts = np.unique(sorted_v, return_index=True, return_counts=True)
+    avg = first + (counts - 1) / 2.0 + 1.0
+    ranks[order] = np.repeat(avg, counts)
+    u = float(np.sum(ranks[:n1])) - n1 * (n1 + 1) / 2.0
+    mu = n1 * n2 / 2.0
+    n = n1 + n2
+    var = n1 * n2 / 12.0 * ((n + 1) - float(np.sum(counts ** 3 - counts)) / (n * (n - 1)))
+    if var <= 0:
+        return 1.0
+    z = (u - mu + 0.5) / math.sqrt(var)       # small U = the window below the level
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float) -> float:
+    """p = (b + ½)/(L + 1) (Krichevsky–Trofimov): the share of the L ≤ :data:`LEVEL_POINTS` rewards before a fall
+    that were already as low as the rewards since it, b of L. The level: the rewards before the stretch of rewards
+    below the half line that holds point ``i`` (the halving, or the jump); "as low": at most σ̂ above the highest
+    reward below the line from ``i`` to ``now``. 0 while fewer than LEVEL_POINTS rewards precede the stretch (no
+    level to judge by: k = 2 and the jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards whatever their distribution, that one more reward of
+    the level it fell from comes that low."""
+    j = i if y[i] < half else i + 1
+    while j > 0 and y[j - 1] < half:
+        j -= 1
+    before = y[max(0, j - LEVEL_POINTS): j]
+    since = y[i: now + 1]
+    since = since[since < half]
+    if before.size < LEVEL_POINTS:
+        return 0.0          # no level to judge by yet: the Gaussian tests decide, as within the first points
+    low = (float(np.max(since)) if since.size else half) + sigma
+    return (float(np.sum(before <= low)) + 0.5) / (before.size + 1.0)
+
+
+def confirm_points(p: float) -> int:
+    """Rewards in a row below the half line (the halving point first) that confirm a halving of the 2-point mean:
+    the smallest k ≥ 2 with p^k ≤ :data:`CONFIRM_ALPHA`, p from :func:`level_share`. A run-length test against the
+    run's own rewards: a level the run held, or a rise it made, lies above a fall to the floor, p ≤ 3/22 and k = 2
+    (the halving point and the next, the rule for a Gaussian reward); a one-prompt shaped reward falls back to the
+    baseline it visits every other step, p ≈ ½ and k = 6."""
+    if p >= 1.0:
+        return CONFIRM_MAX
+    if p <= 0.0:
+        return 2
+    return int(min(CONFIRM_MAX, max(2, math.ceil(math.log(CONFIRM_ALPHA) / math.log(p) - 1e-9))))
