@@ -373,11 +373,10 @@ def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int
     fall = track.hist[-1] - y_i
     jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
         fall > JUMP_OVER_LARGEST * largest_drop
-    # the fall must come from a level the run held; a trailing mean of several points must also lie below that
-    # level by a rank test (checked only where the mean fell below the line: a cost paid at candidates alone)
-    held = level_held(y, i, w, half) and (w == 2 or not (s_i < half or jump) or rank_fall_p(y, i, w) <= RANK_ALPHA)
-    jump = jump and held
-    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias) * se and held
+    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias) * se
+    if jump or halving:     # the fall must come from a level the run held; a longer window's, by a rank test too
+        held = level_held(y, i, w, half) and (w == 2 or rank_fall_p(y, i, w) <= RANK_ALPHA)
+        jump, halving = jump and held, halving and held
     return dict(step=step, peak=track.peak, peak_step=int(t[track.peak_i]), floor=floor, value=s_i, window=w,
                 sigma=sigma, half=half, gain=gain, jump=jump, halving=halving, index=i)
 
