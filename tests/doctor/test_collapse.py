@@ -189,3 +189,53 @@ def test_a_pending_halving_that_needs_more_points_warns_and_is_no_failure():
     st = decide_status(log)
     assert not st.failure
     assert st.warning and f"{ev[-1].confirm_points} rewards in a row" in st.warning
+
+
+def test_start_trend_p_is_mann_kendall():
+    """Five rewards falling in a row: S = −10, Var S = 5·4·15/18, p = Φ(−9/√Var) (continuity-corrected); a flat or
+    rising start gives 1; ties lower the variance."""
+    p = O.start_trend_p(np.array([0.9, 0.8, 0.7, 0.6, 0.5]))
+    assert p == pytest.approx(0.5 * math.erfc(9 / math.sqrt(5 * 4 * 15 / 18) / math.sqrt(2)))
+    assert O.start_trend_p(np.array([0.1, 0.2, 0.3, 0.4])) == 1.0
+    assert O.start_trend_p(np.array([0.5, 0.5, 0.5])) == 1.0
+    ties = (4 * 3 * 13 - 2 * 1 * 9) / 18          # one pair of ties: S = −5
+    assert O.start_trend_p(np.array([0.9, 0.5, 0.5, 0.1])) == pytest.approx(0.5 * math.erfc(4 / math.sqrt(ties) / math.sqrt(2)))
+
+
+def test_a_fall_from_the_first_rewards_is_reported_at_the_halving():
+    """A learning rate too high from step 1 on a model that already scores 0.8: the reward falls from its first
+    value. A noise estimate from those few points holds the fall itself, so the Gaussian tests reported it a point
+    late; the downward trend since the start (Mann–Kendall, p ≤ START_TREND_ALPHA) reports it one point after the
+    2-point mean halves the start level."""
+    y = np.r_[0.8, 0.7, 0.6, 0.45, 0.3, 0.2, 0.15, 0.1, 0.12, 0.08, 0.1, 0.09]
+    ev = C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0))
+    assert [(e.step, e.reported_step, e.kind) for e in ev] == [(6, 7, "confirmed")]
+    assert ev[0].peak == pytest.approx(0.7) and ev[0].floor == 0.0
+
+
+def test_a_one_prompt_start_above_its_next_rewards_is_no_fall_from_the_start():
+    """A first prompt the model happened to solve, then rewards at its usual level: no trend, no event."""
+    y = np.r_[0.88, 0.25, 0.25, 0.25, 0.12, 0.25, 0.38, 0.25, 0.12, 0.25]
+    assert C.collapse_events(np.arange(y.size), y, (0.0, 1.0)) == []
+
+
+def test_resolution_sigma_is_the_noise_of_the_fewest_samples_the_reward_can_average():
+    tracker = C.CollapseTracker((0.0, 1.0))
+    for i, v in enumerate([0.125, 0.125, 0.125, 0.0]):
+        tracker.push(i, v)
+    assert tracker.resolution_sigma(3) == pytest.approx(math.sqrt(0.125 * 0.875 * 0.125))
+    continuous = C.CollapseTracker()
+    for i, v in enumerate([2.0, 3.5]):
+        continuous.push(i, v)
+    assert continuous.resolution_sigma(1) == 0.0
+
+
+def test_a_one_prompt_reward_at_a_low_success_rate_is_no_collapse():
+    """1 prompt × 8 completions at a 10 % success rate: rewards on a 1/8 grid that repeat (0.125 three times, then
+    0). A noise estimate of 0 from the repeats made 20 of 200 such runs 'collapse'; the resolution floor makes it
+    at most 2."""
+    hits = 0
+    for seed in range(200):
+        y = np.random.default_rng(seed).binomial(8, 0.1, size=100) / 8
+        hits += bool([e for e in C.collapse_events(np.arange(100), y, (0.0, 1.0)) if e.kind != "pending"])
+    assert hits <= 2

@@ -18,7 +18,11 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       adaptive window below, whose mean a heavy-tailed reward's spikes do move) of the rewards *before* the point
       (the fall itself never inflates the noise it is judged against), at least their standard deviation while
       there are fewer than SHORT_PREFIX of them, times ``t₀.₉₇₅(k−1)/1.96`` for k first differences (a noise
-      estimate from few points is uncertain: ×2.2 from 3 differences, ×1.15 from 10).
+      estimate from few points is uncertain: ×2.2 from 3 differences, ×1.15 from 10). For a reward in [0, 1] it is
+      at least ``√(p̄(1 − p̄)·q)`` (:meth:`CollapseTracker.resolution_sigma`), q the smallest gap between two
+      distinct rewards so far and p̄ their mean before the point: a reward logged on a grid of 1/8 is the success
+      rate of at most 8 completions, with that much Bernoulli noise however often the same value repeats (a
+      one-prompt × 8 run at 10 % success logs 0.125 three times, then 0: with σ̂ = 0 that was a "collapse").
     * Floor: the lower reward bound (declared, or 0 while every reward so far lies in [0, 1]); else the minimum of
       the trailing mean up to the peak.
     * The peak is the largest of about m/w independent trailing means (m points so far), so noise alone lifts it
@@ -54,6 +58,14 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
     * **Jump**: with at least JUMP_MIN_POINTS rewards before it, a point below ``floor + G/2`` that lies
       ``Z_JUMP·σ̂·√(1 + 1/w)`` or more below the trailing mean before it, a fall larger than JUMP_OVER_LARGEST ×
       the largest one-step fall before it; reported at the point itself.
+    * **A fall from the start** (a learning rate too high from step 1 on a model that already scores): while no
+      reward rose above the first three and within the first START_POINTS rewards, a 2-point mean below
+      ``floor + ½·(m₃ − floor)`` (m₃ the median of the first three rewards; the floor as above, no test for a
+      reward outside [0, 1] without bounds) counts as a halving when every reward so far trends down by a
+      one-sided Mann–Kendall test at START_TREND_ALPHA (:func:`start_trend_p`), confirmed by the next point as
+      above. The σ̂ of those few points holds the fall itself, so the Gaussian tests alone reported such falls
+      2–6 points late; the rank test needs no noise estimate and is distribution-free under exchangeable noise
+      (a first prompt the model happened to solve, followed by its usual rewards, is no trend).
     * No event before the 4th logged point. After an event the rule re-arms once the trailing mean is back above
       ``floor + RECOVERY·G`` (the run recovered: a temporary crash).
     * A halving at the last logged point has no next point yet: it is reported as *pending*. With k = 2 the
@@ -77,9 +89,17 @@ Dev evidence for its constants
     5 → 3, collapses within one point 24 → 22 of 113, collapsed runs read healthy 43 → 47 of 127, all of the costs
     on the 15-point bisection trials. Changed after that result: the level's tests wait for LEVEL_POINTS rewards
     before the fall (dev bisection within one 48 → 59, read healthy 104 → 100; one-prompt gains unchanged).
+    The fall from the start and the resolution floor (2026-12-05, fixed on the dev part): the 15-point bisection
+    trials' collapses within one point 59 → 64 of 234 (missed 109 → 96), collapsed trials read healthy 101 → 90 of
+    253, their healthy trials (by held-out accuracy; their training reward often falls too) with a failure status
+    39 → 42 of 240; CS336, public logs, surrogates and the project's runs unchanged; simulated healthy runs with a
+    collapse event 5 → 4 of 250. Restarting every healthy real dev log at every offset (44,000 starts), the fall
+    from the start fires on 0.2 % of them. On one-prompt × 8 rewards at a constant 10 % success rate (200 runs of
+    100 points) runs with a collapse event 20 → 1; rising 5 % → 30 % over 300 points, 16 → 3.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import math
@@ -88,7 +108,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ...runs.noise import step_sigma
-from .own_rewards import JUMP_LEVEL_SHARE, RANK_ALPHA, confirm_points, level_held, level_share, rank_fall_p
+from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_POINTS, confirm_points, fall_from_start, level_held,
+                          level_share, rank_fall_p)
 
 W_MAX = 20
 """Longest trailing window (logged points)."""
@@ -247,6 +268,10 @@ class CollapseTracker:
         self._armed = True
         self._pending: dict | None = None          # a halving at the previous point awaiting the next one
         self._open: dict | None = None             # the last event, until the run recovers
+        self._from_start = True                    # no reward yet above the first three: a fall from the start
+        self._levels: list[float] = []             # the distinct rewards so far, sorted (their resolution)
+        self._gap = math.inf                       # the smallest gap between two of them
+        self._sum = 0.0
         self.done: list[CollapseEvent] = []
         """Confirmed, jump and recovered events so far (no pending one)."""
 
@@ -268,12 +293,35 @@ class CollapseTracker:
         if i >= 2:
             self._largest_drop = max(self._largest_drop, float(self._y[i - 2] - self._y[i - 1]))
         self._unit = self._unit and 0.0 <= value <= 1.0
+        self._note_level(value)
         self._step(i)
+        self._sum += value
+
+    def _note_level(self, value: float) -> None:
+        """Keep the sorted distinct rewards and their smallest gap (the resolution the reward is logged at)."""
+        levels = self._levels
+        k = bisect.bisect_left(levels, value)
+        if k < len(levels) and abs(levels[k] - value) <= 1e-9:
+            return
+        for j in (k - 1, k):
+            if 0 <= j < len(levels):
+                self._gap = min(self._gap, abs(levels[j] - value))
+        levels.insert(k, value)
+
+    def resolution_sigma(self, i: int) -> float:
+        """√(p̄(1 − p̄)·q) for a reward in [0, 1] logged at resolution q (the smallest gap between two distinct
+        rewards up to point i) with mean p̄ before it: the step noise of a success rate over 1/q samples, the
+        fewest a reward at that resolution can average. 0 for other rewards or while q is unknown."""
+        if not self._unit or not math.isfinite(self._gap) or i == 0:
+            return 0.0
+        p = min(max(self._sum / i, 0.0), 1.0)
+        return math.sqrt(p * (1.0 - p) * self._gap)
 
     def _step(self, i: int) -> None:
         y, bounds, unit, short, long_ = self._y[: i + 1], self.bounds, self._unit, self._short, self._long
         gain_now = short.peak - short.floor(bounds, unit) if short.hist else 0.0
         floor_sigma = SIGMA_FLOOR * gain_now if short.hist else 0.0
+        floor_sigma = max(floor_sigma, self.resolution_sigma(i))
         sigma = max(self._sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
         sigma_long = max(self._plain_sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
         w_long = _adaptive_window(sigma_long, gain_now, i)
@@ -309,6 +357,16 @@ class CollapseTracker:
                     info["below"] = 1
                     info["needed"] = confirm_points(level_share(y, i, i, sig, info["half"])) if w == 2 else 2
                     self._pending = info
+        self._from_start = self._from_start and i < START_POINTS and (i < 3 or y[i] <= float(np.max(y[:3])))
+        if self._armed and self._from_start and self._pending is None and i >= FIRST_POINT:
+            floor = float(bounds[0]) if bounds is not None else (0.0 if unit else None)
+            fall = None if floor is None else fall_from_start(y, i, floor)
+            if fall is not None:
+                level, half, value = fall
+                self._pending = dict(step=t_i, peak=level, peak_step=self._t[int(np.argsort(y[:3], kind="stable")[1])],
+                                     floor=floor, value=value, window=2, sigma=sigma, half=half, gain=level - floor,
+                                     jump=False, halving=True, index=i, below=1,
+                                     needed=confirm_points(level_share(y, i, i, sigma, half)))
         if not self._armed and self._open is not None and \
                 values[2] >= self._open["floor"] + RECOVERY * self._open["gain"]:
             self.done[-1] = _recovered(self.done[-1], t_i)

@@ -7,7 +7,9 @@ What they are for
     judge a fall by the run's own rewards instead: the level it fell from (:func:`level_held`), a rank test for a
     longer trailing window (:func:`rank_fall_p`), and a run-length confirmation (:func:`level_share`,
     :func:`confirm_points`). Each needs a level of :data:`LEVEL_POINTS` rewards before the fall; before that the
-    Gaussian tests alone decide.
+    Gaussian tests alone decide, and a reward that falls from its first values is judged by a rank test for a
+    downward trend since the run's start (:func:`start_trend_p`): a noise estimate from those few points holds the
+    fall itself, so the Gaussian tests see it late.
 
 Dev evidence for the constants
     In :mod:`.collapse`'s docstring (they were set together) and the design notes (2026-12-05).
@@ -28,6 +30,10 @@ RANK_ALPHA = 0.01
 """A halving of the adaptive (longer) trailing mean counts only when its window's rewards lie below the level's by a
 one-sided Mann–Whitney test at this level (:func:`rank_fall_p`): the counts of right answers in a window of a
 one-prompt reward are binomial, with tails the Gaussian test of the mean does not know."""
+START_TREND_ALPHA = 0.005
+"""A fall from the run's start (:func:`start_trend_p`) counts at this one-sided level."""
+START_POINTS = 20
+"""… and is looked for only within the run's first START_POINTS logged rewards, while none rose above the first 3."""
 JUMP_LEVEL_SHARE = 0.125
 """A jump is reported at the point only when :func:`level_share` ≤ this: none of the 10 rewards before it came as
 low; else the halving rule decides, one point later."""
@@ -101,3 +107,35 @@ def confirm_points(p: float) -> int:
     if p <= 0.0:
         return 2
     return int(min(CONFIRM_MAX, max(2, math.ceil(math.log(CONFIRM_ALPHA) / math.log(p) - 1e-9))))
+
+
+def start_trend_p(y: np.ndarray) -> float:
+    """One-sided p-value of the Mann–Kendall test that the rewards ``y`` (the run's first ones) trend down: the
+    statistic S = Σ_{a<b} sign(y_b − y_a), its variance n(n−1)(2n+5)/18 less the ties' share, a continuity
+    correction of 1, and the normal tail (conservative for few points: 5 rewards falling in a row give 0.014 where
+    the exact value is 1/120). Distribution-free under exchangeable noise: a run's own rewards in a random order
+    trend this much down with probability p, whatever their distribution. 1 for fewer than 4 rewards."""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    if n < 4:
+        return 1.0
+    s = float(np.sum(np.triu(np.sign(y[None, :] - y[:, None]), 1)))
+    _, ties = np.unique(y, return_counts=True)
+    var = (n * (n - 1) * (2 * n + 5) - float(np.sum(ties * (ties - 1) * (2 * ties + 5)))) / 18.0
+    if var <= 0 or s >= 0:
+        return 1.0
+    z = (s + 1.0) / math.sqrt(var)
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def fall_from_start(y: np.ndarray, i: int, floor: float) -> tuple[float, float, float] | None:
+    """A fall from the run's start at point i (:mod:`.collapse`'s docstring): the 2-point mean below the half line
+    ``floor + ½·(m₃ − floor)`` of the start level m₃ (the median of the first 3 rewards) and every reward so far
+    trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`. Returns (m₃, half line, 2-point mean), or
+    None when it does not hold."""
+    level = float(np.median(y[:3]))
+    half = floor + 0.5 * (level - floor)
+    value = float(y[i - 1] + y[i]) / 2
+    if level <= floor or value >= half or start_trend_p(y[: i + 1]) > START_TREND_ALPHA:
+        return None
+    return level, half, value
