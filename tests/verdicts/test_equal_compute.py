@@ -58,3 +58,16 @@ def test_bad_input_names_the_argument():
         attribute_shift({"A": A, "B": B, "C": []}, margin=2)
     with pytest.raises(ValueError, match="rise"):
         attribute_shift({"A": _arm([0.1], 0.2), "B": _arm([0.1], 0.2), "C": []}, margin=0.05)
+
+
+def test_the_meaning_says_what_the_answer_and_d_g_leave_open():
+    """'compute' with d_G's interval inside the margin: P1-C5's invariance holds at equal compute; with a wide d_G
+    interval (the SmolLM2 case: [−0.04, +0.22]) it is neither shown nor refuted. The sentence never claims more."""
+    narrow_b = _arm([0.549, 0.55, 0.551])
+    tight = attribute_shift({"A": A, "B": narrow_b, "C": _arm([0.549, 0.55, 0.551])}, margin=0.05)
+    assert tight["answer"] == "compute" and "holds at equal compute" in tight["meaning"]
+    wide = attribute_shift({"A": A, "B": B, "C": _arm([0.53, 0.56, 0.60])}, margin=0.05)
+    assert wide["answer"] == "compute", wide["text"]
+    assert "neither shown nor refuted" in wide["meaning"] and "holds" not in wide["meaning"]
+    assert attribute_shift({"A": A, "B": B, "C": _arm([0.445, 0.45, 0.455])}, margin=0.05)["meaning"].startswith(
+        "The page's shift is the group size's")

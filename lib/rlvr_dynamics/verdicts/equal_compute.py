@@ -68,4 +68,24 @@ def attribute_shift(arms: dict[str, list[dict]], margin: float, runs_planned: in
     out["text"] = (f"d_G = {d_G:+.3f} [{ci_G[0]:+.3f}, {ci_G[1]:+.3f}] ({dof_g:.1f} dof), d_N = {d_N:+.3f} "
                    f"[{ci_N[0]:+.3f}, {ci_N[1]:+.3f}] ({dof_n:.1f} dof) of the rise {rise:.3f}, margin ±{margin:g} "
                    f"(runs A/B/C {counts['A']}/{counts['B']}/{counts['C']}).")
+    out["meaning"] = _meaning(answer, ci_G, margin)
     return out
+
+
+def _meaning(answer: str, ci_G: tuple[float, float], margin: float) -> str:
+    """One sentence of what the answer says about P1-C5, from the answer and d_G's interval."""
+    g_inside = -margin <= ci_G[0] and ci_G[1] <= margin
+    g_note = ("and at equal completions the group size moves it by less than the margin (d_G's interval inside "
+              f"±{margin:g}): P1-C5's invariance holds at equal compute" if g_inside else
+              f"while d_G's interval [{ci_G[0]:+.3f}, {ci_G[1]:+.3f}] neither excludes a group-size effect nor lies "
+              f"inside ±{margin:g}: at equal compute P1-C5's invariance is neither shown nor refuted")
+    if answer == "compute":
+        return ("The page's G = 4 / G = 16 shift is the completions per step's: G = 4 at 64 completions per step "
+                f"reaches the plateau of G = 16, {g_note}. P1-C5's verdict stands as measured at equal prompts.")
+    if answer == "group size":
+        return ("The page's shift is the group size's: at 64 completions per step G = 16 still plateaus apart from "
+                "G = 4, and four times the prompts at G = 4 does not move the plateau beyond the margin.")
+    if answer == "both":
+        return ("Both move the plateau: at equal completions per step G = 16 still differs from G = 4, and four "
+                "times the prompts at G = 4 moves it too.")
+    return "Neither interval lies outside the margin alone: the runs do not tell group size from compute."
