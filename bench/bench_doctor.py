@@ -246,9 +246,12 @@ def failure_sections(runs, split: str, live: bool = True) -> tuple[list[tuple[st
         s, b = fl.summarise(scored), fl.summarise_baselines(scored)
         summaries[label] = {"targets": s, "baselines": b}
         by_src = fl.format_by_source(fl.by_source(scored)) if len({r.source for r in rs}) > 1 else ""
+        by_noise = fl.format_by_source(fl.by_source(scored, "noise_class"), "noise_class")
         out.append((f"Failures first: status, collapse report and warning ({label})",
                     fl.format_summary(s) + "\n\n" + fl.format_baselines(b)
-                    + (f"\n\nBy source (where the misses and the false alarms come from):\n\n{by_src}" if by_src else "")))
+                    + (f"\n\nBy source (where the misses and the false alarms come from):\n\n{by_src}" if by_src else "")
+                    + "\n\nBy noise class (the step noise against the reward's range; a halving within one logged "
+                    f"point of a noisy run is mostly its own noise):\n\n{by_noise}"))
     return out, summaries
 
 

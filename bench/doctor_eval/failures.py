@@ -79,7 +79,7 @@ def score_run(run) -> dict[str, Any]:
     log, bounds = run.log, run.reward_bounds
     steps, r = log.reward_curve()
     out: dict[str, Any] = {"name": run.name, "source": run.source, "split": run.split, "outcome": run.outcome,
-                           "points": int(r.size)}
+                           "points": int(r.size), "noise_class": run.noise_class}
     status = decide_status(log, bounds)
     out["status"] = status.state
     out["status_step"] = status.step
@@ -205,25 +205,27 @@ def format_summary(s: dict[str, Any], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def by_source(scored: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`summarise` per corpus source (where the misses and the false alarms come from), sources in order of
-    first appearance; each row adds ``source`` and the median length of its collapsing runs in logged points."""
+def by_source(scored: Iterable[dict[str, Any]], key: str = "source") -> list[dict[str, Any]]:
+    """:func:`summarise` per corpus source (where the misses and the false alarms come from), or per value of
+    another field of the scored runs (``key="noise_class"``: smooth, moderate, noisy, the corpus' classes of the
+    step noise against the reward's range), in order of first appearance; each row adds ``source`` (the group) and
+    the median length of its collapsing runs in logged points."""
     scored = list(scored)
     out = []
-    for src in dict.fromkeys(s["source"] for s in scored):
-        rows = [s for s in scored if s["source"] == src]
+    for src in dict.fromkeys(s[key] for s in scored):
+        rows = [s for s in scored if s[key] == src]
         pts = [s["points"] for s in rows if s["outcome"] == "collapse"]
         out.append({"source": src, "collapse_points_median": float(np.median(pts)) if pts else None,
                     **summarise(rows)})
     return out
 
 
-def format_by_source(rows: list[dict[str, Any]]) -> str:
-    """The :func:`by_source` rows as a Markdown table."""
+def format_by_source(rows: list[dict[str, Any]], key: str = "source") -> str:
+    """The :func:`by_source` rows as a Markdown table (``key`` names the first column)."""
     def pct(a, b):
         return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "") if b else "–"
 
-    lines = ["| source | collapses (median points logged) | reported within one point | missed | median latency "
+    lines = [f"| {key.replace('_', ' ')} | collapses (median points logged) | reported within one point | missed | median latency "
              "(points) | warned ahead | collapsed runs read healthy | healthy runs with a failure status | healthy "
              "runs whose training reward halves (the halving rule above) |",
              "|---|---|---|---|---|---|---|---|---|"]
