@@ -220,20 +220,27 @@ def test_a_one_prompt_start_above_its_next_rewards_is_no_fall_from_the_start():
 
 
 def test_resolution_sigma_is_the_noise_of_the_fewest_samples_the_reward_can_average():
+    """Rewards 1/8, 1/8, 1/8 before the point: at least 8 samples a step, √(p̄(1 − p̄)/8); the fall itself never
+    sets the resolution (0/1 would be one sample). Continuous rewards, or rewards outside [0, 1], have no floor."""
     tracker = C.CollapseTracker((0.0, 1.0))
     for i, v in enumerate([0.125, 0.125, 0.125, 0.0]):
         tracker.push(i, v)
-    assert tracker.resolution_sigma(3) == pytest.approx(math.sqrt(0.125 * 0.875 * 0.125))
-    continuous = C.CollapseTracker()
-    for i, v in enumerate([2.0, 3.5]):
-        continuous.push(i, v)
-    assert continuous.resolution_sigma(1) == 0.0
+    assert tracker.resolution_sigma(3) == pytest.approx(math.sqrt(0.125 * 0.875 / 8))
+    mixed = C.CollapseTracker()
+    for i, v in enumerate([0.75, 0.8125, 0.5]):          # denominators 4, 16, 2: at least 16 samples
+        mixed.push(i, v)
+    assert mixed.resolution_sigma(3) == pytest.approx(math.sqrt(0.6875 * 0.3125 / 16))
+    for values in ([0.6345501542, 0.61], [2.0, 3.5]):
+        other = C.CollapseTracker()
+        for i, v in enumerate(values):
+            other.push(i, v)
+        assert other.resolution_sigma(2) == 0.0
 
 
 def test_a_one_prompt_reward_at_a_low_success_rate_is_no_collapse():
     """1 prompt × 8 completions at a 10 % success rate: rewards on a 1/8 grid that repeat (0.125 three times, then
-    0). A noise estimate of 0 from the repeats made 20 of 200 such runs 'collapse'; the resolution floor makes it
-    at most 2."""
+    0). A noise estimate of 0 from the repeats made 20 of 200 such runs 'collapse'; the resolution floor (at least 8
+    samples a step) makes it at most 2."""
     hits = 0
     for seed in range(200):
         y = np.random.default_rng(seed).binomial(8, 0.1, size=100) / 8

@@ -107,3 +107,15 @@ def test_a_noisy_run_that_trends_is_not_noise_only(seed):
     assert st.state in ("rising", "plateaued"), st
     flat = decide_status(_log(np.random.default_rng(seed + 10).binomial(8, 0.75, 150) / 8), (0, 1))
     assert flat.state == "noise only", flat
+
+
+def test_a_one_prompt_reward_at_a_low_success_rate_does_not_lose_its_start():
+    """1/8 three times, then 0 five times: one completion of eight, not a fall. Judged against the Bernoulli noise of
+    the start at that resolution (√(p(1 − p)/8) ≈ 0.12), it is no divergence; the same fall from 0.75 (6/8) is."""
+    def log(y):
+        return RunLog(source="t", steps=np.arange(1, len(y) + 1), series={"reward": np.asarray(y, float)},
+                      reward_column="reward")
+
+    assert detect_divergence(log([0.125] * 3 + [0.0] * 5), (0.0, 1.0)) is None
+    lost = detect_divergence(log([0.75] * 3 + [0.0] * 5), (0.0, 1.0))
+    assert lost is not None and lost.kind == "lost its start"

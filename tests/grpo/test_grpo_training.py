@@ -421,9 +421,12 @@ def test_default_logging_steps_doctor_stops_at_the_collapse(cache, tmp_path, cap
 
     calls = []
 
-    def collapsing_reward(prompts, completions, **kwargs):   # 0.75 per group (3 of 4) for 30 steps, then 0
+    def collapsing_reward(prompts, completions, **kwargs):   # 13 or 12 of 16 right for 30 steps, then none
+        # (a reward that is exactly 3/4 at every step would be read as the success rate of as few as 4 samples,
+        # whose noise a 3-row level cannot rule out: the collapse report's resolution floor)
         calls.append(len(completions))
-        return [0.0 if len(calls) > 30 or i % 4 == 0 else 1.0 for i in range(len(completions))]
+        wrong = 3 + len(calls) % 2
+        return [0.0 if len(calls) > 30 or i % len(completions) < wrong else 1.0 for i in range(len(completions))]
 
     out = tmp_path / "collapsing-run"
     trainer = _trl_user_trainer(smoke_config(), out, reward_funcs=[collapsing_reward], max_steps=150, save_steps=100,

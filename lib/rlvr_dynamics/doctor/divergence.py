@@ -30,10 +30,11 @@ Rule
     ``logging_steps=10`` needs :data:`MIN_ROWS` rows.
 
 Dev evidence for its constants
-    A TRL run of the tiny testbed model at learning rate 0.3 (``tests/doctor/test_divergence.py``): reward 0 and
-    every group zero-std from step 20, completions 100 % at the cap, entropy 0.12 → 0; the same run at 2e-3 keeps
-    completions off the cap and its entropy near 0.35 with a reward near 0.01, and is not diverged. On the dev part
-    of the corpus the rule fires on no healthy run (``bench/bench_doctor.py``).
+    A TRL run of the tiny testbed model at learning rate 0.3
+    (``test_a_run_blown_up_from_step_one_is_stopped_as_diverged`` in ``tests/grpo/test_grpo_training.py``): reward
+    0 and every group zero-std from step 20, completions 100 % at the cap, entropy 0.12 → 0; the same run at 2e-3
+    keeps completions off the cap and its entropy near 0.35 with a reward near 0.01, and is not diverged. On the dev
+    part of the corpus the rule fires on no healthy run (``bench/bench_doctor.py``).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.logs import RunLog
-from ..runs.noise import step_sigma
+from ..runs.noise import bernoulli_sigma, resolution_samples, step_sigma
 
 NON_FINITE_ROWS = 3
 """Logged training rows in a row with a non-finite reward, loss or gradient norm."""
@@ -69,9 +70,13 @@ START_FRACTION = 0.25
 Z_LOST = 4.0
 LOST_ZERO_SPREAD = 0.75
 """``lost its start``: the last window's mean reward at most START_FRACTION of the start's height above the floor,
-the fall more than Z_LOST standard errors of the plain step noise, and most groups without spread (mean share of
-zero-std groups ≥ LOST_ZERO_SPREAD where logged): a run that fell within its first few logged points, before the
-collapse rule had a history to judge a gain by."""
+the fall more than Z_LOST standard errors of the step noise (at least the two-proportion standard error of a
+success rate at the rewards' resolution n, :func:`rlvr_dynamics.runs.noise.resolution_samples`: a one-prompt × 8
+run at a low success rate logs 1/8 three times, then 0, and that is one completion of 24, not a fall; 2026-12-05,
+on 200 synthetic such runs the live stops went 18 → 1 with the collapse report's resolution floor), and most
+groups without spread (mean share of zero-std groups ≥ LOST_ZERO_SPREAD where
+logged): a run that fell within its first few logged points, before the collapse rule had a history to judge a
+gain by."""
 LENGTH_FACTOR = 2.0
 """The mean completion length's window mean ≥ LENGTH_FACTOR × or ≤ 1/LENGTH_FACTOR × its first value."""
 
@@ -157,8 +162,10 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
 
 def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
     """The reward fell from its start to near the floor and stays there: every reward of the last MIN_ROWS rows at
-    most START_FRACTION of the start's height above the floor, the fall more than Z_LOST standard errors (plain step noise), most groups
-    without spread (mean zero-std share ≥ LOST_ZERO_SPREAD where logged)."""
+    most START_FRACTION of the start's height above the floor, the fall more than Z_LOST standard errors (of the
+    robust step noise, and at least the two-proportion standard error at the rewards' resolution n: pooled rate p̄,
+    √(p̄(1 − p̄)/n·(1/START_ROWS + 1/MIN_ROWS))), most groups without spread (mean zero-std share ≥
+    LOST_ZERO_SPREAD where logged)."""
     start = y[:START_ROWS]
     w = win.size
     if rows[0] >= win[0] or rows.size < START_ROWS + w:
@@ -168,7 +175,14 @@ def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Di
             float(np.max(log.reward[win])) > floor + START_FRACTION * (s0 - floor):
         return None
     sigma = step_sigma(y)          # robust: the fall itself is not the noise it is judged against
-    if sigma <= 0 or (s0 - now) / (sigma * math.sqrt(1 / start.size + 1 / w)) <= Z_LOST:
+    se = sigma * math.sqrt(1 / start.size + 1 / w)
+    # … and at least the two-proportion standard error at the rewards' resolution n (a one-prompt × 8 reward at 1/8
+    # three times, then 0: the repeats give a step noise of 0, and the fall is one completion of 24)
+    n = resolution_samples(y)
+    if n is not None:
+        pooled = (start.size * s0 + w * now) / (start.size + w)
+        se = max(se, bernoulli_sigma(pooled, n) * math.sqrt(1 / start.size + 1 / w))
+    if se <= 0 or (s0 - now) / se <= Z_LOST:
         return None
     zero = _window(log, "frac_reward_zero_std", win)
     if zero is not None and float(np.mean(zero)) < LOST_ZERO_SPREAD:

@@ -102,3 +102,46 @@ def noise_class(y, reward_bounds: tuple[float, float] | None = None) -> str:
     cut at :data:`NOISE_CLASS_EDGES`. Computable from any prefix, so a forecaster can use it at prediction time."""
     rel = step_sigma(y) / reward_scale(y, reward_bounds)
     return NOISE_CLASSES[int(np.searchsorted(NOISE_CLASS_EDGES, rel, side="right"))]
+
+
+RESOLUTION_MAX = 1024
+"""Rewards whose least common denominator as fractions k/n exceeds this are continuous: no resolution floor."""
+
+
+def value_denominator(value: float) -> int | None:
+    """The smallest n ≤ :data:`RESOLUTION_MAX` with ``value = k/n`` (within 1e-9), or None.
+
+    >>> value_denominator(0.375), value_denominator(0.6345501542)
+    (8, None)
+    """
+    from fractions import Fraction
+
+    f = Fraction(float(value)).limit_denominator(RESOLUTION_MAX)
+    return f.denominator if abs(float(f) - value) <= 1e-9 else None
+
+
+def resolution_samples(values) -> int | None:
+    """The fewest samples a success rate with every one of ``values`` can average: the least common denominator of
+    the values as fractions k/n; None for an empty input, a value outside [0, 1] or a denominator above
+    :data:`RESOLUTION_MAX` (a continuous reward)."""
+    n = 1
+    v = np.asarray(values, dtype=float)
+    if v.size == 0 or not np.all((v >= 0) & (v <= 1)):
+        return None
+    for x in np.unique(v):
+        d = value_denominator(float(x))
+        if d is None:
+            return None
+        n = math.lcm(n, d)
+        if n > RESOLUTION_MAX:
+            return None
+    return n
+
+
+def bernoulli_sigma(p: float, samples: int | None) -> float:
+    """√(p(1 − p)/n): the step noise of a success rate p over n samples; 0 when ``samples`` is None (the
+    resolution floor of a reward logged on a grid of 1/n, :func:`resolution_samples`)."""
+    if samples is None or samples <= 0:
+        return 0.0
+    p = min(max(float(p), 0.0), 1.0)
+    return math.sqrt(p * (1.0 - p) / samples)

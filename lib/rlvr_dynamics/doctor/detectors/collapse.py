@@ -19,10 +19,11 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       (the fall itself never inflates the noise it is judged against), at least their standard deviation while
       there are fewer than SHORT_PREFIX of them, times ``t₀.₉₇₅(k−1)/1.96`` for k first differences (a noise
       estimate from few points is uncertain: ×2.2 from 3 differences, ×1.15 from 10). For a reward in [0, 1] it is
-      at least ``√(p̄(1 − p̄)·q)`` (:meth:`CollapseTracker.resolution_sigma`), q the smallest gap between two
-      distinct rewards so far and p̄ their mean before the point: a reward logged on a grid of 1/8 is the success
-      rate of at most 8 completions, with that much Bernoulli noise however often the same value repeats (a
-      one-prompt × 8 run at 10 % success logs 0.125 three times, then 0: with σ̂ = 0 that was a "collapse").
+      at least ``√(p̄(1 − p̄)/n)`` (:meth:`CollapseTracker.resolution_sigma`), n the least common denominator of the
+      rewards before the point as fractions k/n (n ≤ RESOLUTION_MAX, else no floor) and p̄ their mean: a reward
+      logged as eighths may be the success rate of as few as 8 completions, with that much Bernoulli noise however
+      often the same value repeats (a one-prompt × 8 run at 10 % success logs 0.125 three times, then 0: with σ̂ = 0
+      that was a "collapse").
     * Floor: the lower reward bound (declared, or 0 while every reward so far lies in [0, 1]); else the minimum of
       the trailing mean up to the peak.
     * The peak is the largest of about m/w independent trailing means (m points so far), so noise alone lifts it
@@ -99,7 +100,6 @@ Dev evidence for its constants
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import math
@@ -107,7 +107,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ...runs.noise import step_sigma
+from ...runs.noise import RESOLUTION_MAX, bernoulli_sigma, step_sigma, value_denominator
 from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_POINTS, confirm_points, fall_from_start, level_held,
                           level_share, rank_fall_p)
 
@@ -269,8 +269,7 @@ class CollapseTracker:
         self._pending: dict | None = None          # a halving at the previous point awaiting the next one
         self._open: dict | None = None             # the last event, until the run recovers
         self._from_start = True                    # no reward yet above the first three: a fall from the start
-        self._levels: list[float] = []             # the distinct rewards so far, sorted (their resolution)
-        self._gap = math.inf                       # the smallest gap between two of them
+        self._samples: int | None = 1              # least common denominator of the rewards so far (their resolution)
         self._sum = 0.0
         self.done: list[CollapseEvent] = []
         """Confirmed, jump and recovered events so far (no pending one)."""
@@ -293,29 +292,29 @@ class CollapseTracker:
         if i >= 2:
             self._largest_drop = max(self._largest_drop, float(self._y[i - 2] - self._y[i - 1]))
         self._unit = self._unit and 0.0 <= value <= 1.0
-        self._note_level(value)
         self._step(i)
+        self._note_level(value)
         self._sum += value
 
     def _note_level(self, value: float) -> None:
-        """Keep the sorted distinct rewards and their smallest gap (the resolution the reward is logged at)."""
-        levels = self._levels
-        k = bisect.bisect_left(levels, value)
-        if k < len(levels) and abs(levels[k] - value) <= 1e-9:
+        """Update :attr:`_samples`, the fewest samples a success rate with every reward so far can average: the least
+        common denominator of the rewards as fractions k/n (n ≤ RESOLUTION_MAX; beyond it, or for a reward outside
+        [0, 1], none)."""
+        if self._samples is None:
             return
-        for j in (k - 1, k):
-            if 0 <= j < len(levels):
-                self._gap = min(self._gap, abs(levels[j] - value))
-        levels.insert(k, value)
+        if not 0.0 <= value <= 1.0:
+            self._samples = None
+            return
+        n = value_denominator(value)
+        self._samples = None if n is None else math.lcm(self._samples, n)
+        if self._samples is not None and self._samples > RESOLUTION_MAX:
+            self._samples = None
 
     def resolution_sigma(self, i: int) -> float:
-        """√(p̄(1 − p̄)·q) for a reward in [0, 1] logged at resolution q (the smallest gap between two distinct
-        rewards up to point i) with mean p̄ before it: the step noise of a success rate over 1/q samples, the
-        fewest a reward at that resolution can average. 0 for other rewards or while q is unknown."""
-        if not self._unit or not math.isfinite(self._gap) or i == 0:
-            return 0.0
-        p = min(max(self._sum / i, 0.0), 1.0)
-        return math.sqrt(p * (1.0 - p) * self._gap)
+        """√(p̄(1 − p̄)/n) for a reward in [0, 1] whose rewards before point i are all fractions k/n (n their least
+        common denominator, at most RESOLUTION_MAX), p̄ their mean: the step noise of a success rate over n
+        samples, the fewest a reward at that resolution can average. 0 for other rewards."""
+        return 0.0 if i == 0 else bernoulli_sigma(self._sum / i, self._samples)
 
     def _step(self, i: int) -> None:
         y, bounds, unit, short, long_ = self._y[: i + 1], self.bounds, self._unit, self._short, self._long
