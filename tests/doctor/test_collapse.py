@@ -213,6 +213,43 @@ def test_a_fall_from_the_first_rewards_is_reported_at_the_halving():
     assert ev[0].peak == pytest.approx(0.7) and ev[0].floor == 0.0
 
 
+def test_start_level_z_is_a_two_sample_test_against_the_noise_after_the_start():
+    """(m₃ − ȳ_B)/(σ̂_B·√(1/3 + 1/n_B)), σ̂_B the standard deviation of the rewards after the first three × the
+    small-sample factor, at least the floor given; −∞ before two rewards follow the first three."""
+    y = np.r_[0.88, 0.66, 0.05, 0.33, 0.16, 0.08, 0.14]
+    after = y[3:]
+    sd = float(np.std(after, ddof=1)) * O.small_sample_factor(after.size)
+    want = (0.66 - after.mean()) / (sd * math.sqrt(1 / 3 + 1 / 4))
+    assert O.start_level_z(y, 6, 0.66) == pytest.approx(want)
+    assert O.start_level_z(y, 6, 0.66, sigma_floor=1.0) == pytest.approx((0.66 - after.mean()) / math.sqrt(1 / 3 + 1 / 4))
+    assert O.start_level_z(y, 3, 0.66) == -math.inf
+
+
+def test_a_noisy_fall_from_the_start_is_reported_against_the_noise_after_it():
+    """A 15-point bisection trial (16 prompts × 4, rewards k/64) whose reward falls from 0.88 to about 0.15 but not
+    in order (a 0.05 among the first three, a 0.33 after it): the rank trend is not significant at 0.005, but the
+    start level lies more than START_LEVEL_Z standard errors (of the rewards after it) above them. Reported at the
+    9th reward, confirmed by the 10th, where the run had been read 'plateaued'."""
+    y = np.r_[0.88, 0.66, 0.05, 0.33, 0.16, 0.08, 0.14, 0.31, 0.09, 0.17, 0.06, 0.14, 0.11, 0.11, 0.0]
+    y = np.round(y * 64) / 64
+    assert O.start_trend_p(y[:9]) > O.START_TREND_ALPHA
+    ev = C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0))
+    assert [(e.kind, e.recovered_step) for e in ev] == [("confirmed", None)]
+    assert (ev[0].step, ev[0].reported_step) == (9, 10) and ev[0].peak == pytest.approx(y[1])
+
+
+def test_three_easy_prompts_then_three_hard_ones_are_no_fall_from_the_start():
+    """One prompt × 8 completions a step (rewards k/8): 7/8, 8/8, 7/8, then 0, 0, 0 is which prompts were drawn. The
+    start level lies far above the rewards after it against their (zero) spread and the 8-sample floor, but the
+    level test needs at least START_LEVEL_SAMPLES completions a step; the rank trend alone judges it, and it is no
+    trend. The same rewards on a grid of 64 are a fall."""
+    y = np.r_[0.875, 1.0, 0.875, 0.0, 0.0, 0.0, 0.75, 0.875, 0.125, 0.0, 0.375, 0.0]
+    assert O.start_level_z(y, 5, 0.875, sigma_floor=math.sqrt(0.46 * 0.54 / 8)) > O.START_LEVEL_Z
+    assert O.fall_from_start(y, 5, 0.0, math.sqrt(0.46 * 0.54 / 8), samples=8) is None
+    assert O.fall_from_start(y, 5, 0.0, math.sqrt(0.46 * 0.54 / 64), samples=64) is not None
+    assert not [e for e in C.collapse_events(np.arange(y.size), y, (0.0, 1.0)) if e.reported_step is not None]
+
+
 def test_a_one_prompt_start_above_its_next_rewards_is_no_fall_from_the_start():
     """A first prompt the model happened to solve, then rewards at its usual level: no trend, no event."""
     y = np.r_[0.88, 0.25, 0.25, 0.25, 0.12, 0.25, 0.38, 0.25, 0.12, 0.25]

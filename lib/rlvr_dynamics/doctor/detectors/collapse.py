@@ -66,7 +66,12 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       one-sided Mann–Kendall test at START_TREND_ALPHA (:func:`start_trend_p`), confirmed by the next point as
       above. The σ̂ of those few points holds the fall itself, so the Gaussian tests alone reported such falls
       2–6 points late; the rank test needs no noise estimate and is distribution-free under exchangeable noise
-      (a first prompt the model happened to solve, followed by its usual rewards, is no trend).
+      (a first prompt the model happened to solve, followed by its usual rewards, is no trend). Or, for a success
+      rate averaging at least START_LEVEL_SAMPLES completions a step (its rewards on a grid of k/n, n ≥ 32), when m₃
+      lies START_LEVEL_Z standard errors above the mean of the rewards after the first three (the noise: their
+      standard deviation × the small-sample factor, at least the resolution floor below; :func:`start_level_z`):
+      a noisy fall whose rewards do not fall in order (0.88, 0.66, 0.05, 0.33, 0.16, …) has no significant rank
+      trend for many points.
     * No event before the 4th logged point. After an event the rule re-arms once the trailing mean is back above
       ``floor + RECOVERY·G`` (the run recovered: a temporary crash).
     * A halving at the last logged point has no next point yet: it is reported as *pending*. With k = 2 the
@@ -97,10 +102,17 @@ Dev evidence for its constants
     collapse event 5 → 4 of 250. Restarting every healthy real dev log at every offset (44,000 starts), the fall
     from the start fires on 0.2 % of them. On one-prompt × 8 rewards at a constant 10 % success rate (200 runs of
     100 points) runs with a collapse event 20 → 1; rising 5 % → 30 % over 300 points, 16 → 3.
+    The start level against the noise after it (2026-12-05, fixed on the dev part): the bisection trials' collapses
+    within one point 64 → 72 of 234 (missed 96 → 88 in the failure scoring without the live replay), collapsed
+    trials read healthy 90 → 82 of 253, their held-out-healthy trials with a failure status 42 → 46 of 240 (each
+    a training reward that halved and stayed there); the other dev sources unchanged but for two project runs
+    stopped earlier (p1-sizes, step 66 → 9; p2-lr, step 12). Restarting every healthy real and simulated dev log at
+    every offset (70,034 starts of 20 points), runs with a collapse report 298 → 308 (0.43 % → 0.44 %). Without
+    the START_LEVEL_SAMPLES condition the test fired on starts of the one-prompt × 8 runs (three easy prompts,
+    then three hard ones): 298 → 349, noisy SmolLM2 31 → 43.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 from dataclasses import asdict, dataclass
@@ -109,7 +121,7 @@ import numpy as np
 
 from ...runs.noise import RESOLUTION_MAX, bernoulli_sigma, step_sigma, value_denominator
 from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_POINTS, confirm_points, fall_from_start, level_held,
-                          level_share, rank_fall_p)
+                          level_share, rank_fall_p, small_sample_factor)
 
 W_MAX = 20
 """Longest trailing window (logged points)."""
@@ -208,16 +220,6 @@ class PrefixSigma:
 _PREFIX_SIGMA_CACHE: dict[tuple, float] = {}
 """σ̂ of a prefix, memoised on its bytes: the live doctor re-reads the same prefixes at every update (a pure
 speed-up, bounded at 200,000 entries)."""
-
-
-@functools.lru_cache(maxsize=256)
-def small_sample_factor(differences: int) -> float:
-    """``t₀.₉₇₅(k − 1) / z₀.₉₇₅`` for k first differences (1 for k ≥ 200; the σ̂ of 2 points is not used)."""
-    if differences >= 200:
-        return 1.0
-    from ..._quantiles import t_quantile   # no scipy import on the path of `rlvr-dynamics fit`
-
-    return float(t_quantile(0.975, max(differences - 1, 1)) / 1.959963984540054)
 
 
 class _Track:
@@ -359,7 +361,8 @@ class CollapseTracker:
         self._from_start = self._from_start and i < START_POINTS and (i < 3 or y[i] <= float(np.max(y[:3])))
         if self._armed and self._from_start and self._pending is None and i >= FIRST_POINT:
             floor = float(bounds[0]) if bounds is not None else (0.0 if unit else None)
-            fall = None if floor is None else fall_from_start(y, i, floor)
+            fall = None if floor is None else \
+                fall_from_start(y, i, floor, self.resolution_sigma(i), self._samples)
             if fall is not None:
                 level, half, value = fall
                 self._pending = dict(step=t_i, peak=level, peak_step=self._t[int(np.argsort(y[:3], kind="stable")[1])],

@@ -16,6 +16,7 @@ Dev evidence for the constants
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -34,6 +35,13 @@ START_TREND_ALPHA = 0.005
 """A fall from the run's start (:func:`start_trend_p`) counts at this one-sided level."""
 START_POINTS = 20
 """… and is looked for only within the run's first START_POINTS logged rewards, while none rose above the first 3."""
+START_LEVEL_Z = 4.0
+"""… or when the start level lies START_LEVEL_Z standard errors above the rewards logged after it
+(:func:`start_level_z`), for a reward that averages at least START_LEVEL_SAMPLES completions a step."""
+START_LEVEL_SAMPLES = 32
+"""A success rate on a grid of k/n with n below this (one or two prompts a step) sits at the level of whichever
+prompts were drawn: three easy prompts, then three hard ones, is its noise, not a fall; continuous rewards (no grid)
+neither, as their prompts per step are unknown. Only the rank trend judges their start."""
 JUMP_LEVEL_SHARE = 0.125
 """A jump is reported at the point only when :func:`level_share` ≤ this: none of the 10 rewards before it came as
 low; else the halving rule decides, one point later."""
@@ -128,14 +136,46 @@ def start_trend_p(y: np.ndarray) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
-def fall_from_start(y: np.ndarray, i: int, floor: float) -> tuple[float, float, float] | None:
+def start_level_z(y: np.ndarray, i: int, level: float, sigma_floor: float = 0.0) -> float:
+    """How many standard errors the start level m₃ (the median of the first 3 rewards) lies above the mean of the
+    rewards logged after them, up to point ``i``: ``(m₃ − ȳ_B) / (σ̂_B·√(1/3 + 1/n_B))``, σ̂_B the standard deviation
+    of those n_B rewards × :func:`small_sample_factor` (the noise of the run *after* its fall: the prefix's σ̂
+    holds the fall itself), at least ``sigma_floor`` (the rewards' resolution, :mod:`.collapse`). A two-sample test
+    of the start against what followed it, one point at a time; −∞ before 2 rewards follow the first 3."""
+    after = y[3: i + 1]
+    if after.size < 2:
+        return -math.inf
+    sigma = max(float(np.std(after, ddof=1)) * small_sample_factor(after.size), sigma_floor)
+    if sigma <= 0:
+        return math.inf if level > float(np.mean(after)) else -math.inf
+    return (level - float(np.mean(after))) / (sigma * math.sqrt(1 / 3 + 1 / after.size))
+
+
+def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.0,
+                    samples: int | None = None) -> tuple[float, float, float] | None:
     """A fall from the run's start at point i (:mod:`.collapse`'s docstring): the 2-point mean below the half line
-    ``floor + ½·(m₃ − floor)`` of the start level m₃ (the median of the first 3 rewards) and every reward so far
-    trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`. Returns (m₃, half line, 2-point mean), or
-    None when it does not hold."""
+    ``floor + ½·(m₃ − floor)`` of the start level m₃ (the median of the first 3 rewards), and either every reward so
+    far trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`, or the start level
+    :data:`START_LEVEL_Z` standard errors above the rewards after it (:func:`start_level_z`; a noisy fall whose
+    rewards do not fall in order), the latter only for rewards on a grid of ``samples`` ≥ :data:`START_LEVEL_SAMPLES`
+    completions a step. Returns (m₃, half line, 2-point mean), or None when it does not hold."""
     level = float(np.median(y[:3]))
     half = floor + 0.5 * (level - floor)
     value = float(y[i - 1] + y[i]) / 2
-    if level <= floor or value >= half or start_trend_p(y[: i + 1]) > START_TREND_ALPHA:
+    if level <= floor or value >= half:
+        return None
+    by_level = samples is not None and samples >= START_LEVEL_SAMPLES and \
+        start_level_z(y, i, level, sigma_floor) >= START_LEVEL_Z
+    if not by_level and start_trend_p(y[: i + 1]) > START_TREND_ALPHA:
         return None
     return level, half, value
+
+
+@functools.lru_cache(maxsize=256)
+def small_sample_factor(differences: int) -> float:
+    """``t₀.₉₇₅(k − 1) / z₀.₉₇₅`` for k first differences (1 for k ≥ 200; the σ̂ of 2 points is not used)."""
+    if differences >= 200:
+        return 1.0
+    from ..._quantiles import t_quantile   # no scipy import on the path of `rlvr-dynamics fit`
+
+    return float(t_quantile(0.975, max(differences - 1, 1)) / 1.959963984540054)
