@@ -6,6 +6,7 @@ of a fast rise or a collapse; the noise ceiling 1 − σ²/Var(r) always uses th
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -108,8 +109,10 @@ RESOLUTION_MAX = 1024
 """Rewards whose least common denominator as fractions k/n exceeds this are continuous: no resolution floor."""
 
 
+@functools.lru_cache(maxsize=4096)
 def value_denominator(value: float) -> int | None:
-    """The smallest n ≤ :data:`RESOLUTION_MAX` with ``value = k/n`` (within 1e-9), or None.
+    """The smallest n ≤ :data:`RESOLUTION_MAX` with ``value = k/n`` (within 1e-9), or None. Memoised: a reward on a
+    grid repeats a few values (the collapse tracker asks at every logged point).
 
     >>> value_denominator(0.375), value_denominator(0.6345501542)
     (8, None)
