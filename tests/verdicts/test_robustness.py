@@ -134,14 +134,14 @@ def test_notebook_alternatives_reads_the_rows_own_alternatives(tmp_path):
 
 
 def test_audited_notebook_rows_carry_every_listed_alternative():
-    """P1-C8's exact row and P2-C15 are computed in their notebooks: the stored rows hold each listed alternative,
+    """The alternatives a notebook computes (P1-C8's rows, P2-C15, ...) are stored in its rows: the stored rows hold each listed alternative,
     judged by a verdict word, and the page row of the table is the row the headline reads."""
     import yaml
     listed = yaml.safe_load(rb.ALTERNATIVES.read_text())["claims"]
     for cid, spec in listed.items():
         if "notebook" not in spec:
             continue
-        table = rb.notebook_alternatives(cid, spec)
+        table = rb.notebook_alternatives(cid.split("/")[0], spec)
         assert [r["alternative"] for r in table] == ["page"] + [a["id"] for a in spec["alternatives"]]
         assert all(r["verdict"] in ("PASS", "PARTIAL", "FAIL", "INCONCLUSIVE") for r in table)
 
@@ -190,3 +190,58 @@ def test_asymptote_not_identified_makes_the_alternative_inconclusive():
     assert asym["alternative"] == "asymptote" and asym["verdict"] == "INCONCLUSIVE"
     assert "not identified: G=16 s2 (r_inf at a bound)" in asym["note"]
     assert rb.asymptote(rows[0]["fit"]["three_phase"])[2] is None
+
+
+def test_check_alternative_carries_the_checks_verdict_number_and_reason():
+    from rlvr_dynamics.verdicts.check import Check
+    alt = rb.check_alternative("x", Check("FAIL", "why", [], 5.666, "largest dBIC", "dbic_worst", (1.0, 2.0)))
+    assert alt == dict(alternative="x", verdict="FAIL", number=5.666, ci=[1.0, 2.0], note="largest dBIC 5.666: why")
+    assert rb.check_alternative("y", Check("INCONCLUSIVE", "none"))["note"] == "none"
+
+
+def test_c9_no_ceiling_margin_judges_the_runs_between_the_floors():
+    """Two runs clear 0.94 with R^2 0.95; a third has ceiling 0.93 (judged only without the margin) and R^2 0.90."""
+    v9 = dict(r2_min=0.91, ceiling_margin=0.03)
+    rows = [dict(model="m", G=4, seed=s, y=np.linspace(0, 1, 10), sigma_binomial=0.0, sigma_difference=0.0,
+                 ceiling=c, r2_tp=r2) for s, (c, r2) in enumerate([(0.96, 0.95), (0.97, 0.95), (0.93, 0.90)])]
+    table = {r["alternative"]: r for r in rb.c9_alternatives(rows, v9)}
+    assert table["page"]["verdict"] == "PASS" and table["page"]["number"] == pytest.approx(0.95)
+    assert table["no-ceiling-margin"]["verdict"] == "PARTIAL"          # 2 of 3 judged runs reach 0.91
+    assert table["no-ceiling-margin"]["number"] == pytest.approx(0.90)
+    assert "3 of 3 runs reach the ceiling floor 0.91" in table["no-ceiling-margin"]["note"]
+
+
+TWO_ROWS = {
+    "X-C1": dict(setting="exact", row="e", table=[dict(alternative="page", verdict="PASS", number=1.0, ci=None, note=""),
+                                                  dict(alternative="a", verdict="PARTIAL", number=1.0, ci=None, note="")]),
+    "X-C1/testbed": dict(setting="testbed", notebook="nb2", row="t", table=[
+        dict(alternative="page", verdict="INCONCLUSIVE", number=1.0, ci=None, note=""),
+        dict(alternative="b", verdict="FAIL", number=1.0, ci=None, note="")]),
+}
+
+
+def test_robustness_reads_every_audited_row_and_names_each_headline_it_moves_to():
+    from rlvr_dynamics.verdicts.headline import headline_text, robustness
+    rows = [dict(id="X-C1", setting="exact", verdict="PASS", notebook="nb1"),
+            dict(id="X-C1", setting="testbed", verdict="INCONCLUSIVE", notebook="nb3"),   # another page: not audited
+            dict(id="X-C1", setting="testbed", verdict="INCONCLUSIVE", notebook="nb2")]
+    claim = _claim(rows, "PASS")
+    rob = robustness(claim, TWO_ROWS)
+    assert [p["key"] for p in rob["rows"]] == ["X-C1", "X-C1/testbed"]
+    assert [a["headline"] for a in rob["rows"][1]["table"]] == ["PASS", "FAIL"]
+    assert rob["label"] == "fragile: PARTIAL under a; FAIL under b"
+    assert headline_text(claim, TWO_ROWS) == "PASS (fragile: PARTIAL under a; FAIL under b)"
+    # the notebook names the audited row: the INCONCLUSIVE testbed row of nb3 alone does not match
+    assert robustness(_claim(rows[:2], "PASS"), TWO_ROWS)["label"].startswith("not matched: no testbed row")
+
+
+def test_a_fragile_row_under_a_robust_headline_says_which_row_holds_the_headline():
+    from rlvr_dynamics.verdicts.headline import robustness, row_fragility
+    backed = _claim([dict(id="X-C1", setting="paper", verdict="FAIL"),
+                     dict(id="X-C1", setting="exact", verdict="FAIL")], "FAIL")
+    rob = robustness(backed, RESULTS)
+    assert rob["label"] == "robust" and rob["held_by"] == ["exact"]
+    assert row_fragility(rob) == ("the paper row is fragile (INCONCLUSIVE under welch); the headline is held by the "
+                                  "exact row")
+    alone = _claim([dict(id="X-C1", setting="paper", verdict="FAIL")], "FAIL")
+    assert row_fragility(robustness(alone, RESULTS)) == "" and row_fragility(None) == ""

@@ -252,32 +252,75 @@ def first_rule_verdict(provenance: dict[str, Any]) -> str:
     return verdict_chain(provenance)[0]["verdict"]
 
 
-def robustness(claim: dict[str, Any], results: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """A claim's robustness (issue 39) from ``book/robustness_results.json`` (:mod:`.robustness`): the table of its
-    audited row (alternative, verdict, number) and the **headline** under each alternative, recomputed by
-    :func:`headline` with the audited row's verdict replaced (the audited row: the claim's evidence rows in the
-    table's setting whose verdict is the table's "page" verdict). ``label`` is "robust", or "fragile: <headline>
-    under <alternative>" for the first alternative that moves the headline; None when the claim was not audited."""
-    from .robustness import load_results
+def _audited_entries(claim_id: str, results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The entries of ``book/robustness_results.json`` for one claim, in file order: its own key and any
+    ``<claim id>/<setting>`` key (a second audited row)."""
+    return [(k, e) for k, e in results.items() if k == claim_id or k.startswith(claim_id + "/")]
 
-    entry = (load_results() if results is None else results).get(claim["id"])
-    if not entry or entry["table"][0]["verdict"] is None:
+
+def robustness(claim: dict[str, Any], results: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A claim's robustness (issue 39) from ``book/robustness_results.json`` (:mod:`.robustness`): for each audited
+    row of the claim (the entry keyed by its id and any keyed ``<id>/<setting>``), the table of alternatives
+    (alternative, verdict, number) with the **headline** each would give, recomputed by :func:`headline` with the
+    audited row's verdict replaced (the audited row: the claim's evidence rows in the entry's setting, and of its
+    ``notebook`` when the entry names one, whose verdict is the table's "page" verdict).
+
+    Returns None when the claim was not audited, else ``dict(setting, row, table, label, rows, held_by)``:
+    ``rows`` one dict per audited row (``key, setting, row, table, row_label, matched``; ``row_label`` the row's own
+    :func:`.robustness.label`); ``setting``, ``row`` and ``table`` those of the first; ``label`` "robust", or
+    "fragile: <headline> under <alternative>" for each headline an alternative moves to (the first alternative
+    that gives it, joined by "; "), or "not matched: …" when an audited row is not among the claim's rows;
+    ``held_by``: when the headline is robust but an audited row is fragile, the settings of the other rows that
+    hold the headline (else [])."""
+    from .robustness import label as row_label_of, load_results
+
+    entries = [(k, e) for k, e in _audited_entries(claim["id"], load_results() if results is None else results)
+               if e["table"][0]["verdict"] is not None]
+    if not entries:
         return None
-    page = entry["table"][0]["verdict"]
     rows = claim.get("evidence") or []
-    target = [k for k, r in enumerate(rows) if row_setting(r) == entry["setting"] and r["verdict"] == page]
-    table, label = [], "robust"
-    for alt in entry["table"]:
-        moved = None
-        if target and alt["verdict"] is not None:
-            moved = headline([{**r, "verdict": alt["verdict"]} if k in target else r for k, r in enumerate(rows)],
-                             claim.get("kind", "universal"))[0]
-        table.append({**alt, "headline": moved})
-        if label == "robust" and moved is not None and moved != claim["verdict"]:
-            label = f"fragile: {moved} under {alt['alternative']}"
-    if not target:
-        label = f"not matched: no {entry['setting']} row reads {page}"
-    return dict(setting=entry["setting"], row=entry["row"], table=table, label=label)
+    parts, flips, unmatched, targets = [], {}, [], set()      # targets: the audited rows that are fragile
+    for key, entry in entries:
+        page = entry["table"][0]["verdict"]
+        target = [k for k, r in enumerate(rows) if row_setting(r) == entry["setting"] and r["verdict"] == page
+                  and (not entry.get("notebook") or r.get("notebook") == entry["notebook"])]
+        if row_label_of(entry["table"]).startswith("fragile"):
+            targets.update(target)
+        table = []
+        for alt in entry["table"]:
+            moved = None
+            if target and alt["verdict"] is not None:
+                moved = headline([{**r, "verdict": alt["verdict"]} if k in target else r for k, r in enumerate(rows)],
+                                 claim.get("kind", "universal"))[0]
+            table.append({**alt, "headline": moved})
+            if moved is not None and moved != claim["verdict"]:
+                flips.setdefault(moved, alt["alternative"])
+        if not target:
+            unmatched.append(f"no {entry['setting']} row reads {page}")
+        parts.append(dict(key=key, setting=entry["setting"], row=entry["row"], table=table,
+                          row_label=row_label_of(entry["table"]), matched=bool(target)))
+    label = ("fragile: " + "; ".join(f"{v} under {a}" for v, a in flips.items())) if flips else "robust"
+    if unmatched:
+        label = "not matched: " + "; ".join(unmatched)
+    held_by = []
+    if label == "robust" and any(p["row_label"].startswith("fragile") for p in parts):
+        held_by = list(dict.fromkeys(row_setting(r) for k, r in enumerate(rows) if k not in targets
+                                     and row_setting(r) != "context" and r["verdict"] == claim["verdict"]))
+    first = parts[0]
+    return dict(setting=first["setting"], row=first["row"], table=first["table"], label=label, rows=parts,
+                held_by=held_by)
+
+
+def row_fragility(rob: dict[str, Any] | None) -> str:
+    """What a reader must know when the headline is robust but an audited row is not: "the <setting> row is fragile
+    (<verdict> under <alternative>); the headline is held by the <settings> row(s)", or "" (robust rows, a fragile
+    headline, or no audit)."""
+    if not rob or not rob.get("held_by"):
+        return ""
+    weak = [p for p in rob["rows"] if p["row_label"].startswith("fragile")]
+    rows_text = "; ".join(f"the {p['setting']} row is fragile ({p['row_label'][len('fragile: '):]})" for p in weak)
+    held = rob["held_by"]
+    return (f"{rows_text}; the headline is held by the {' and '.join(held)} row{'s' if len(held) > 1 else ''}")
 
 
 def headline_text(claim: dict[str, Any], results: dict[str, Any] | None = None) -> str:

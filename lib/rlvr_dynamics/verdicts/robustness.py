@@ -6,6 +6,8 @@ before any was computed, in ``book/robustness.yml``, by the same verdict functio
 * :func:`asymptote`: a three-phase fit's R∞ and whether it is identified (P1-C5's ``asymptote`` alternative).
 * :func:`c5_alternatives`, :func:`c9_alternatives`, :func:`c12_alternatives`, :func:`c14_alternatives`: per claim a
   list of ``dict(alternative, verdict, number, note)``, the page's own analysis first (``alternative`` = "page").
+* :func:`check_alternative`: a verdict function's :class:`~.check.Check` as one alternative of a notebook's evidence
+  row (``Claim(alternatives=[...])``), for alternatives that rerun the page's verdict function with one setting changed.
 * :func:`notebook_alternatives`: the table of a claim whose notebook computes its alternatives itself (P1-C8's exact
   row, P2-C15), read from the evidence row's ``alternatives`` in the stored claims JSON.
 * :func:`label`: "robust" or "fragile: <verdict> under <alternative>".
@@ -165,14 +167,16 @@ def _ceiling_rows(rows: list[dict], which: str) -> list[dict]:
 
 
 def c9_alternatives(rows: list[dict], v9: dict) -> list[dict]:
-    """P1-C9 on panel rows with the page's (conservative) ceiling and each single ceiling formula."""
+    """P1-C9 on panel rows with the page's (conservative) ceiling, each single ceiling formula, and the page's
+    ceiling with no margin (``no-ceiling-margin``: every run whose ceiling permits R² ≥ ``r2_min`` judged)."""
     from .grpo_p1 import c9_verdict
 
     out = []
-    for name, rs in (("page", rows), ("ceiling-binomial", _ceiling_rows(rows, "binomial")),
-                     ("ceiling-step", _ceiling_rows(rows, "difference"))):
-        c = c9_verdict(rs, v9)
-        floor = v9["r2_min"] + v9["ceiling_margin"]
+    for name, rs, v in (("page", rows, v9), ("ceiling-binomial", _ceiling_rows(rows, "binomial"), v9),
+                        ("ceiling-step", _ceiling_rows(rows, "difference"), v9),
+                        ("no-ceiling-margin", rows, {**v9, "ceiling_margin": 0.0})):
+        c = c9_verdict(rs, v)
+        floor = v["r2_min"] + v["ceiling_margin"]
         out.append(dict(alternative=name, verdict=c.verdict, number=float(c.measured), ci=None,
                         note=f"{sum(w['ceiling'] >= floor for w in rs)} of {len(rs)} runs reach the ceiling floor "
                              f"{floor:.2f}; {c.unit} {float(c.measured):.3f}"))
@@ -266,6 +270,16 @@ def _p2_fresh_inputs(block: int) -> tuple[list, dict]:
                         bias_ok=bool(check.fresh_unbiased and check.in_sample_biased_up))
 
 
+def check_alternative(name: str, check) -> dict:
+    """One alternative of a notebook's evidence row, ``dict(alternative, verdict, number, ci, note)``, from the
+    :class:`~.check.Check` that the page's own verdict function returns under the alternative's setting (e.g.
+    ``c9_verdict(rows, {**v9, "ceiling_margin": 0.0})``): the Check's verdict, deciding statistic, CI and reason."""
+    measured = None if check.measured is None else float(check.measured)
+    return dict(alternative=name, verdict=check.verdict, number=measured,
+                ci=None if check.ci is None else [float(x) for x in check.ci],
+                note=(f"{check.unit} {measured:.4g}: " if measured is not None and check.unit else "") + check.reason)
+
+
 def notebook_alternatives(claim_id: str, spec: dict, claims_dir: Path | None = None) -> list[dict]:
     """The robustness table of a claim whose notebook computes its alternatives itself (``spec["notebook"]`` in
     ``book/robustness.yml``): the page row (the notebook's evidence row of ``claim_id`` in ``spec["setting"]`` that
@@ -303,17 +317,19 @@ def compute() -> dict:
         "P1-C12": c12_alternatives(rows, _criterion_values("P1-C12")),
         "P2-C14": c14_alternatives(groups, _criterion_values("P2-C14"),
                                    blocks={"page": 25, "block-10": 10, "block-50": 50}, **kw),
-        "P1-C8": notebook_alternatives("P1-C8", listed["P1-C8"]),
-        "P2-C15": notebook_alternatives("P2-C15", listed["P2-C15"]),
     }
+    for key, spec in listed.items():             # every alternative a notebook computes itself
+        if "notebook" in spec:
+            tables[key] = notebook_alternatives(key.split("/")[0], spec)
     out = {}
-    for cid, table in tables.items():
+    for cid, table in sorted(tables.items(), key=lambda kv: list(listed).index(kv[0])):
         for r in table:
             r["number"] = None if r["number"] is None else round(float(r["number"]), 4)
             r["ci"] = None if r["ci"] is None else [round(float(x), 4) for x in r["ci"]]
         computed = any(r["verdict"] is not None for r in table[1:])
         out[cid] = dict(setting=listed[cid]["setting"], row=listed[cid]["row"], table=table,
-                        label=label(table) if computed else "not computed")
+                        label=label(table) if computed else "not computed",
+                        **({"notebook": listed[cid]["notebook"]} if "notebook" in listed[cid] else {}))
     return out
 
 
