@@ -108,7 +108,7 @@ def test_results_box_shows_every_row_and_the_scorecard_headline():
 
 
 def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch):
-    """Every results box says, per claim, "criterion fixed before the result" or "amended after the result (dates):
+    """Every results box says, per claim, "criterion unchanged since its first result" or "amended after the result (dates):
     verdict under the first rule → now" with the changes folded (issue 30); the scorecard reads the same function."""
     from rlvr_dynamics.book import markup, site_pages
     known = {k: dict(v) for k, v in claims.checklist().items()}
@@ -124,11 +124,12 @@ def test_results_box_says_whether_the_criterion_was_fixed_or_amended(monkeypatch
     c2, c3 = box.split("**{ref}`P1-C3")[0], box.split("**{ref}`P1-C3")[1].split(":::{admonition}")[0]
     assert "Criterion amended after the result (2026-11-30; 1 change): verdict under the first rule, when it was " \
            "applied, PASS → now FAIL" in c2
-    assert "Criterion fixed before the result" in c3 and "amended" not in c3
+    assert "Criterion unchanged since its first result" in c3 and "amended" not in c3
     assert "*2026-11-30* (verdict before this change: PASS): Threshold moved." in box   # tracker ref dropped
     assert "Pre-registered" not in box
     card = site_pages.scorecard_markdown(rows, [_entry()])
-    assert "amended 2026-11-30 · first rule PASS → FAIL" in card and "fixed before the result" in card
+    assert "amended 2026-11-30 · first rule PASS → FAIL" in card and "unchanged since its first result" in card
+    assert "fixed before" not in card
     assert "verdicts rest on a criterion amended after a result was seen" in card
 
 

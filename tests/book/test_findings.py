@@ -37,7 +37,7 @@ def test_practice_page_reads_the_recorded_verdicts_and_benchmark():
     assert "β = 2" in md and "Dr. GRPO, which also drops the std, was not tested" in md
     assert "## 2. Context:" in md and "Under Adam (context) the critical step is flat in T" in md
     assert md.count("```{figure} downloads/figures/") == 5 and "```{image}" not in md
-    assert "criterion fixed before the result" in md or "amended after the result" in md
+    assert "criterion unchanged since its first result" in md or "amended after the result" in md
     assert "Trust the forecast's interval" not in md
     # status first on runs with known outcomes (from the benchmark), and the SmolLM2 rows with their run count
     import json

@@ -261,8 +261,11 @@ def statement_text(cid: str) -> str:
 # Criterion provenance: fixed before the result, or amended after it
 # ---------------------------------------------------------------------------------------------------------------
 
-FIXED_BEFORE = "criterion fixed before the result"
-"""What every page says beside a verdict whose criterion was never changed after a result was seen."""
+FIXED_BEFORE = "criterion unchanged since its first result"
+"""What every page says beside a verdict whose criterion was never changed after a result was seen. Every criterion
+of ``book/claims.yml`` was written on 2026-11-30 after the pages' first versions had run; an unchanged one keeps the
+threshold that first version already used (a criterion that does not is recorded as changed after the result)."""
+FIXED_BEFORE_SHORT = "unchanged since its first result"
 
 
 PASS_AFTER_FAIL = "PASS after a FAIL"
@@ -307,7 +310,7 @@ def provenance_line(verdict: dict, short: bool = False) -> str:
     → v2 (2026-11-30) PARTIAL → now (2026-12-01) FAIL"``)."""
     prov = verdict.get("provenance") or {}
     if not prov.get("amended"):
-        return "fixed before the result" if short else FIXED_BEFORE
+        return FIXED_BEFORE_SHORT if short else FIXED_BEFORE
     n = len(prov["amendments"])
     dates = ", ".join(prov["dates"])
     first, now = prov["first_verdict"], prov["verdict"]

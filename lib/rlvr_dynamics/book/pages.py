@@ -18,7 +18,8 @@ from .markup import (CLAIM_ID, GENERATED, amendment_items, badge, claim_label, c
                      link_references, measured_text, plain_markdown, prose, page_cells, page_numbers, provenance_line,
                      statement_text)
 from .display import damping_words
-from ..verdicts.headline import headline_text, robustness
+from ..verdicts.headline import headline_text
+from .robustness_view import robustness_fold, summary as robustness_summary
 from .registry import NotebookEntry
 
 
@@ -62,6 +63,8 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         n_pages = len({e["notebook"] for e in overall["evidence"]})
         where = f"over the {n_pages} pages that test it" if n_pages > 1 else "this page is its only evidence"
         fragile = headline_text(overall)[len(overall["verdict"]):]
+        held = robustness_summary(overall)
+        fragile += f" (robustness: {held})" if not fragile and held.startswith("robust;") else ""
         lines.append(f"- **Headline verdict** {badge(overall['verdict'])}{amendment_mark(overall)}{fragile} ({where}; see the "
                      f"{{doc}}`scorecard </scorecard>`)" + (
                          f"; this page: " + ", ".join(f"{s} {badge(v)}" for s, v in cells.items())
@@ -75,7 +78,7 @@ def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict
         lines += [*robustness_fold(overall), ""]
         fields = criterion_fields(cid)
         status = ("amended after the result" if overall.get("provenance", {}).get("amended")
-                  else "fixed before the result")
+                  else "unchanged since its first result")
         details.append(f"**{cid}.** *Criterion ({status}):* " + "; ".join(
             f"{label.lower()}: {text}" for label, text in fields if label in ("Statistic", "Pass if")))
         changes = amendment_items(overall)
@@ -288,25 +291,6 @@ def key_figure(figures: list[tuple[Any, list[str], bool, int]], entry: NotebookE
     return 0
 
 
-def robustness_fold(claim: dict) -> list[str]:
-    """A claim's robustness table (:func:`rlvr_dynamics.verdicts.headline.robustness`, issue 39), folded: per
-    alternative analysis of ``book/robustness.yml`` the audited row's verdict, the deciding number and the headline
-    it would give; [] when the claim was not audited."""
-    rob = robustness(claim)
-    if rob is None:
-        return []
-    out = [f":::{{admonition}} Robustness: {rob['label']} (other reasonable analysis choices)", ":class: dropdown", "",
-           f"Audited row: *{rob['setting']}*, {prose(rob['row'])}. Alternatives listed in `book/robustness.yml` "
-           "before they were computed (`python -m rlvr_dynamics.verdicts.robustness`).", "",
-           "| analysis | row verdict | deciding number | headline | note |", "|---|:-:|--:|:-:|---|"]
-    for a in rob["table"]:
-        num = "–" if a["number"] is None else f"{a['number']:.3g}" + (
-            f" [{a['ci'][0]:.3g}, {a['ci'][1]:.3g}]" if a.get("ci") else "")
-        out.append(f"| {a['alternative']} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
-                   f"{badge(a['headline']) if a['headline'] else '–'} | {prose(a['note'])} |")
-    return out + [":::"]
-
-
 def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], verdicts: dict[str, dict],
                  label: str) -> str:
     """The reading above a page's key figure, in 3–5 sentences: per claim (at most three) its headline verdict (the
@@ -328,7 +312,7 @@ def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], v
     amended = [c for c in ids[:3] if (verdicts[c].get("provenance") or {}).get("amended")]
     sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen; every rule's verdict: "
                      + "; ".join(f"{c} {chain_text(verdicts[c])}" for c in amended) + "." if amended else
-                     "Each rule was fixed before the result.")
+                     "No rule was changed after its result (each keeps the threshold of the page's first version).")
     moved = [c for c in ids[:3] if headline_rule_line(verdicts[c])]
     if moved:
         sentences.append("The headline rule itself was written after the results were known; under the rule before "

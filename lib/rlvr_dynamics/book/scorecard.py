@@ -18,7 +18,7 @@ from .markup import (GENERATED, PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, SETTING_L
                      criterion_text, first_rule_verdict, measured_text, page_cells, passed_after_fail, per_claim,
                      prose, provenance_line, statement_text)
 from .registry import PAPERS, NotebookEntry
-from ..verdicts.headline import robustness
+from .robustness_view import robust_cell
 from .weight_of_evidence import weight_of_evidence_box
 
 
@@ -75,8 +75,9 @@ def amended_summary(verdicts: list[dict], link: bool = True) -> str:
     moved = [c for c in amended if c["provenance"]["first_verdict"] != c["verdict"]]
     name = claim_ref if link else (lambda x: x)
     return (f"**{len(amended)} of {len(verdicts)} verdicts rest on a criterion amended after a result was seen** "
-            f"({n_changes} changes, each dated with what had been seen); the other {len(verdicts) - len(amended)} "
-            f"criteria were fixed before their result. On {len(moved)} of the {len(amended)} the verdict under the "
+            f"({n_changes} changes, each dated with what had been seen). Every criterion was written into the claims "
+            f"ledger on 2026-11-30, after the pages' first versions had run; the other {len(verdicts) - len(amended)} "
+            f"keep the threshold their page's first version already used and have not changed since. On {len(moved)} of the {len(amended)} the verdict under the "
             f"first rule, when it was applied, differs from the verdict now (the rule and, for some, the runs "
             f"changed since): "
             + "; ".join(f"{name(c['id'])} {chain_text(c)}" for c in moved)
@@ -149,18 +150,6 @@ def _indent(text: str, n: int) -> str:
     return text.replace("\n", "\n" + " " * n)
 
 
-def _robust_cell(claim: dict) -> str:
-    """The scorecard's robustness cell (:func:`rlvr_dynamics.verdicts.headline.robustness`): "robust", "flips under
-    <alternative> (to <headline>)", or "not audited"."""
-    rob = robustness(claim)
-    if rob is None:
-        return "not audited"
-    if not rob["label"].startswith("fragile"):
-        return rob["label"]
-    moved, alt = rob["label"][len("fragile: "):].split(" under ", 1)
-    return f"flips under {alt} (to {badge(moved)})"
-
-
 def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) -> str:
     """The scorecard: counts of headline verdicts, the claim × setting matrix, then one row per claim (statement,
     headline badge, deciding measurement vs criterion, evidence per page and setting). Every badge comes from
@@ -209,7 +198,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
                 + (f" ({{ref}}`what changed <{claim_label(cid)}>`)" if c["provenance"]["amended"] else "")
                 + (f"<br>*headline rule:* {c['headline_rule']['previous']} under the rule before "
                    f"{c['headline_rule']['date']}" if (c.get("headline_rule") or {}).get("changed") else ""),
-                "  - " + _robust_cell(c),
+                "  - " + robust_cell(c),
                 "  - " + ("<br>".join(pages) if pages else "–")]
     out.append("::::")
     return "\n".join(out) + "\n"

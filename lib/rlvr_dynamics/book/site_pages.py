@@ -22,6 +22,7 @@ from .scorecard import (counts_table, amended_summary, pass_after_fail_lines, sc
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
+from .robustness_view import fragile_suffix
 from .weight_of_evidence import weight_of_evidence_box
 
 
@@ -102,7 +103,7 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
             out += [f"*As this book restates it:* {link_references(info['statement'], paper)}", ""]
         if info.get("quantity"):
             out += [f"*Quantity measured:* {prose(info['quantity'], paper)}", ""]
-        out += [f"*Criterion ({'amended after the result' if c['provenance']['amended'] else 'fixed before the result'}):*", ""]
+        out += [f"*Criterion ({'amended after the result' if c['provenance']['amended'] else 'unchanged since its first result'}):*", ""]
         out += [f"- *{label}:* {text}" for label, text in criterion_fields(cid)] + [""]
         if c.get("scope") or info.get("scope"):
             out += [f"*Scope:* {prose(c.get('scope') or info.get('scope'), paper)}", ""]
@@ -158,9 +159,11 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     def ids(paper: str | None, verdict: str) -> list[str]:
         return [c["id"] for c in verdicts if c["verdict"] == verdict and (paper is None or c["paper"] == paper)]
 
+    by_claim = {c["id"]: c for c in verdicts}
+
     def listing(v: str, paper: str) -> str:
         found = ids(paper, v)
-        return ", ".join(claim_ref(x) for x in found)
+        return ", ".join(claim_ref(x) + fragile_suffix(by_claim[x]) for x in found)
 
     n = len(verdicts)
     n_counted = len(counted_once(verdicts))
@@ -179,7 +182,12 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                 f"scale: closed forms, bandit simulations and small models trained with GRPO on CPUs. Of the {n}"
                 + (f" ({n_counted} when claims measured by one experiment count once)" if n_counted < n else "")
                 + ", "
-                f"{summary}. Claims about GPU-scale models are tested on scaled-down stand-ins or marked N/A; each "
+                f"{summary}."
+                + (" Fragile under another reasonable analysis of the same data (each labelled on its page and the "
+                   "scorecard, with the analysis that moves it): " + "; ".join(
+                       f"{c['id']} {c['verdict']}{fragile_suffix(c)}" for c in verdicts if fragile_suffix(c)) + "."
+                   if any(fragile_suffix(c) for c in verdicts) else "")
+                + " Claims about GPU-scale models are tested on scaled-down stand-ins or marked N/A; each "
                 "page states its setting in its results box and methods.")
     per_paper = []
     for paper in PAPERS:
@@ -219,7 +227,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     if fail_lines:
         out += ["**What does not reproduce here:**", "", *fail_lines, ""]
     out += ["Every verdict, with what was measured and why, is on the {doc}`scorecard`; each claim's statement and "
-            "criterion (fixed before the result, or amended after it and how) are in the claims appendices ("
+            "criterion (unchanged since its first result, or amended after it and how) are in the claims appendices ("
             + ", ".join(f"{{doc}}`{p} <{GENERATED}/claims-{p.lower()}>`" for p in PAPERS) + ").", ""]
     return "\n".join(out) + "\n"
 

@@ -9,13 +9,17 @@ from collections import Counter
 from typing import Iterable
 
 from .claims import DECISIVE_ORDER, SETTINGS
-from .markup import badge, claim_ref, md_code
+from .markup import badge, claim_ref, md_code, prose
+from .robustness_view import fragile_suffix, setting_label
 from .registry import NotebookEntry, notebook_parameters
 
 GPU_SCRIPT = "tools/gpu_smollm_grid.sh"
 """The script that trains the paper-setting grid on one GPU, from :data:`GPU_CONFIG`."""
 GPU_CONFIG = "grpo_smollm_gpu.yml"
 """Its experiment file in ``data/configs``."""
+DECIDING_RUNS = {"grpo_smollm": "panel_prefix"}
+"""Per paper-setting page, the parameter that names the runs its paper-setting rows read (the fixed-panel curves); the
+page's other committed runs give context rows (the training reward) or an attribution, never a verdict."""
 
 
 def deciding_settings(claim: dict) -> list[str]:
@@ -30,8 +34,10 @@ def paper_setting_runs(verdicts: list[dict], entries: Iterable[NotebookEntry]) -
     """The committed runs behind the ``paper`` rows that test a claim (decisive or INCONCLUSIVE; an N/A row tests
     nothing): for each page with such rows, every run folder its parameters
     name (each ``*_prefix`` parameter's default, :func:`rlvr_dynamics.runs.load_committed_runs`), complete runs only.
-    Returns ``{"pages", "runs", "models", "group_sizes", "seeds_per_group_size", "steps", "betas"}`` (sorted
-    values; ``seeds_per_group_size`` maps G to its number of seeds)."""
+    Returns ``{"pages", "runs", "models", "group_sizes", "seeds_per_group_size", "steps", "betas", "others"}``
+    (sorted values; ``seeds_per_group_size`` maps G to its number of seeds) over the runs that decide
+    (:data:`DECIDING_RUNS`; every run of a page not listed there), each run counted under the longest prefix that
+    names it; ``others``: ``[(parameter help, number of runs)]`` for the pages' other runs, which decide nothing."""
     from .. import runs as R
 
     by_id = {e.id: e for e in entries}
@@ -39,12 +45,22 @@ def paper_setting_runs(verdicts: list[dict], entries: Iterable[NotebookEntry]) -
                                if r["setting"] == "paper" and r["notebook"] in by_id
                                and r["verdict"] in (*DECISIVE_ORDER, "INCONCLUSIVE")))
     found: dict[str, object] = {}
+    others: list[tuple[str, int]] = []
     for nb in pages:
-        for name, spec in notebook_parameters(by_id[nb]).items():
-            if name.endswith("_prefix") and isinstance(spec["default"], str):
-                for run in R.load_committed_runs(spec["default"]):
-                    if run.complete:
-                        found[run.id] = run.config
+        specs = {n: s for n, s in notebook_parameters(by_id[nb]).items()
+                 if n.endswith("_prefix") and isinstance(s["default"], str)}
+        owner: dict[str, tuple[str, object]] = {}
+        for name, spec in sorted(specs.items(), key=lambda kv: len(kv[1]["default"])):   # longest prefix last wins
+            for run in R.load_committed_runs(spec["default"]):
+                if run.complete:
+                    owner[run.id] = (name, run.config)
+        deciding = DECIDING_RUNS.get(nb)
+        for name, spec in specs.items():
+            mine = {rid: cfg for rid, (n, cfg) in owner.items() if n == name}
+            if deciding is None or name == deciding:
+                found.update(mine)
+            elif mine:
+                others.append((spec.get("help") or name, len(mine)))
     configs = list(found.values())
     seeds: dict[int, set] = {}
     for c in configs:
@@ -52,7 +68,7 @@ def paper_setting_runs(verdicts: list[dict], entries: Iterable[NotebookEntry]) -
     return {"pages": pages, "runs": len(configs), "models": sorted({str(c.model) for c in configs}),
             "group_sizes": sorted(seeds), "seeds_per_group_size": {g: len(s) for g, s in sorted(seeds.items())},
             "steps": sorted({int(c.max_steps) for c in configs}), "betas": sorted({float(c.beta) for c in configs}),
-            "prompts_per_step": sorted({int(c.num_prompts_per_step) for c in configs})}
+            "prompts_per_step": sorted({int(c.num_prompts_per_step) for c in configs}), "others": others}
 
 
 def gpu_grid() -> dict | None:
@@ -89,9 +105,10 @@ def weight_of_evidence_box(verdicts: list[dict], entries: Iterable[NotebookEntry
     if passes:
         lines.append(f"**{len(exact_only)} of the {len(passes)} PASS verdicts rest on the theory's own exact models "
                      "alone** (closed forms, bandits, token models: no GRPO run decides them): "
-                     + (", ".join(claim_ref(c["id"]) for c in exact_only) or "none") + "."
+                     + (", ".join(claim_ref(c["id"]) + fragile_suffix(c) for c in exact_only) or "none") + "."
                      + (" The PASS verdicts a GRPO run decides: " + "; ".join(
-                         f"{claim_ref(c['id'])} ({_and(deciding_settings(c))})" for c in grpo) + "." if grpo else ""))
+                         f"{claim_ref(c['id'])} ({_and(deciding_settings(c))}){fragile_suffix(c)}" for c in grpo)
+                        + "." if grpo else ""))
         lines.append("")
     lines.append("Claims whose headline each setting decides (a claim decided by several settings counts in each): "
                  + "; ".join(f"*{s}* {per_setting[s]}" for s in SETTINGS if s != "context" and per_setting[s])
@@ -106,8 +123,11 @@ def weight_of_evidence_box(verdicts: list[dict], entries: Iterable[NotebookEntry
             f"group sizes G = {_and([str(g) for g in runs['group_sizes']])}, "
             f"{_and([str(k) for k in seeds])} seed{'s' if seeds != [1] else ''} per group size, "
             f"{_and([str(k) for k in runs['steps']])} training steps, KL weight β = "
-            f"{_and([f'{b:g}' for b in runs['betas']])} ({pages}). Headlines with a paper-setting row: "
-            + ", ".join(f"{claim_ref(c['id'])} {badge(c['by_setting']['paper'], short=True)}"
+            f"{_and([f'{b:g}' for b in runs['betas']])} ({pages}"
+            + (f"; the page's other runs decide no verdict: "
+               + "; ".join(f"{n} {prose(h)}" for h, n in runs["others"]) if runs.get("others") else "")
+            + "). Paper-setting rows: "
+            + ", ".join(f"{claim_ref(c['id'])} {badge(c['by_setting']['paper'], short=True)}{setting_label(c, 'paper')}"
                         for c in verdicts if (c.get("by_setting") or {}).get("paper") in (*DECISIVE_ORDER,
                                                                                           "INCONCLUSIVE")) + ".")
         lines.append("")

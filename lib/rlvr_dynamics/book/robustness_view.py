@@ -1,0 +1,91 @@
+"""How the book shows a claim's robustness (the verdict under the other reasonable analysis choices of
+``book/robustness.yml``): the fold under each claim's results box, the scorecard's "robust / flips under …" cell, the
+label after a verdict wherever a verdict is listed (landing page, weight-of-evidence box), and the project's reading
+of a fragile verdict. Every function reads :func:`rlvr_dynamics.verdicts.headline.robustness`, the one function
+that decides the label.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..verdicts.headline import robustness, row_fragility
+from .markup import badge, prose
+
+
+@lru_cache(maxsize=1)
+def _listed() -> dict:
+    import yaml
+
+    from ..verdicts.robustness import ALTERNATIVES
+    return yaml.safe_load(ALTERNATIVES.read_text())["claims"] if ALTERNATIVES.exists() else {}
+
+
+def reading(claim_id: str) -> str:
+    """The project's reading of a claim's robustness (``reading`` of its entry in ``book/robustness.yml``): whether
+    the headline stands with its fragile label or changed, and why; "" when none is written."""
+    return str((_listed().get(claim_id) or {}).get("reading") or "")
+
+
+def fragile_suffix(claim: dict) -> str:
+    """" (fragile: PARTIAL under bound-0.05; …)" after a verdict whose headline an alternative moves; else ""."""
+    rob = robustness(claim)
+    return f" ({rob['label']})" if rob and rob["label"].startswith("fragile") else ""
+
+
+def setting_label(claim: dict, setting: str) -> str:
+    """The label of a claim's audited row in ``setting`` when that row is fragile: " (fragile: INCONCLUSIVE under
+    welch)" after the setting's cell; else ""."""
+    rob = robustness(claim)
+    weak = [p["row_label"] for p in (rob or {}).get("rows", []) if p["setting"] == setting
+            and p["row_label"].startswith("fragile")]
+    return f" ({'; '.join(weak)})" if weak else ""
+
+
+def summary(claim: dict) -> str:
+    """One phrase: "robust", "fragile: …", "robust; the paper row is fragile (…); the headline is held by the exact
+    row", or "not audited"."""
+    rob = robustness(claim)
+    if rob is None:
+        return "not audited"
+    held = row_fragility(rob)
+    return rob["label"] + (f"; {held}" if held else "")
+
+
+def robust_cell(claim: dict) -> str:
+    """The scorecard's robustness cell: "robust", "flips under <alternative> (to <headline>)" for each headline an
+    alternative moves to, a fragile row under a robust headline, or "not audited"."""
+    rob = robustness(claim)
+    if rob is None:
+        return "not audited"
+    if not rob["label"].startswith("fragile"):
+        weak = [p for p in rob["rows"] if p["row_label"].startswith("fragile")] if rob.get("held_by") else []
+        rows = "; ".join(f"{p['setting']} row flips under {alt} (to {badge(v, short=True)})" for p in weak
+                         for v, alt in [p["row_label"][len("fragile: "):].split(" under ", 1)])
+        return rob["label"] + (f"<br><small>{rows}; held by the {' and '.join(rob['held_by'])} row</small>"
+                               if weak else "")
+    flips = [part.split(" under ", 1) for part in rob["label"][len("fragile: "):].split("; ")]
+    return "; ".join(f"flips under {alt} (to {badge(moved)})" for moved, alt in flips)
+
+
+def robustness_fold(claim: dict) -> list[str]:
+    """The claim's robustness tables, folded under its results box: per audited row and alternative analysis, the
+    row's verdict, the deciding number and the headline it would give; the project's reading; [] when not
+    audited."""
+    rob = robustness(claim)
+    if rob is None:
+        return []
+    out = [f":::{{admonition}} Robustness: {summary(claim)} (other reasonable analysis choices)", ":class: dropdown", ""]
+    if reading(claim["id"]):
+        out += [f"*Reading:* {prose(reading(claim['id']))}", ""]
+    for part in rob["rows"]:
+        out += [f"Audited row: *{part['setting']}*, {prose(part['row'])} (this row: {part['row_label']}). "
+                "Alternatives listed in `book/robustness.yml` before they were computed "
+                "(`python -m rlvr_dynamics.verdicts.robustness`).", "",
+                "| analysis | row verdict | deciding number | headline | note |", "|---|:-:|--:|:-:|---|"]
+        for a in part["table"]:
+            num = "–" if a["number"] is None else f"{a['number']:.3g}" + (
+                f" [{a['ci'][0]:.3g}, {a['ci'][1]:.3g}]" if a.get("ci") else "")
+            out.append(f"| {a['alternative']} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
+                       f"{badge(a['headline']) if a['headline'] else '–'} | {prose(a['note'])} |")
+        out.append("")
+    return out + [":::"]

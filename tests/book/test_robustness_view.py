@@ -1,0 +1,77 @@
+"""rlvr_dynamics.book.robustness_view: the label after a verdict, the scorecard cell and the fold, on results with
+known answers (the headline each alternative gives is recomputed by the headline rule), and the committed book."""
+from __future__ import annotations
+
+import pytest
+
+from rlvr_dynamics.book import robustness_view as rv
+from rlvr_dynamics.verdicts import robustness as rb
+
+
+def _alt(name, verdict):
+    return dict(alternative=name, verdict=verdict, number=1.0, ci=None, note="n")
+
+
+RESULTS = {
+    "X-C1": dict(setting="exact", row="e", table=[_alt("page", "PASS"), _alt("a", "PARTIAL")]),
+    "X-C1/testbed": dict(setting="testbed", notebook="nb", row="t", table=[_alt("page", "INCONCLUSIVE"), _alt("b", "FAIL")]),
+    "X-C2": dict(setting="paper", row="p", table=[_alt("page", "FAIL"), _alt("welch", "INCONCLUSIVE")]),
+}
+
+
+@pytest.fixture(autouse=True)
+def results(monkeypatch):
+    monkeypatch.setattr(rb, "load_results", lambda: RESULTS)
+
+
+def claim(cid, verdict, rows):
+    return dict(id=cid, verdict=verdict, kind="universal", evidence=[dict(id=cid, **r) for r in rows])
+
+
+C1 = claim("X-C1", "PASS", [dict(setting="exact", verdict="PASS", notebook="x"),
+                            dict(setting="testbed", verdict="INCONCLUSIVE", notebook="nb")])
+C2 = claim("X-C2", "FAIL", [dict(setting="paper", verdict="FAIL"), dict(setting="exact", verdict="FAIL")])
+C3 = claim("X-C3", "PASS", [dict(setting="exact", verdict="PASS")])
+
+
+def test_fragile_suffix_names_each_headline_an_alternative_moves_to():
+    assert rv.fragile_suffix(C1) == " (fragile: PARTIAL under a; FAIL under b)"
+    assert rv.fragile_suffix(C2) == "" and rv.fragile_suffix(C3) == ""
+
+
+def test_a_fragile_row_under_a_robust_headline_is_labelled_in_its_setting():
+    assert rv.setting_label(C2, "paper") == " (fragile: INCONCLUSIVE under welch)"
+    assert rv.setting_label(C2, "exact") == "" and rv.setting_label(C3, "paper") == ""
+    assert rv.summary(C2) == ("robust; the paper row is fragile (INCONCLUSIVE under welch); the headline is held by "
+                              "the exact row")
+    assert rv.summary(C3) == "not audited"
+
+
+def test_scorecard_cell():
+    cell = rv.robust_cell(C1)
+    assert cell.startswith("flips under a (to ") and "; flips under b (to " in cell and "FAIL" in cell
+    assert rv.robust_cell(C2).startswith("robust<br><small>paper row flips under welch (to ")
+    assert rv.robust_cell(C2).endswith("; held by the exact row</small>")
+    assert rv.robust_cell(C3) == "not audited"
+
+
+def test_fold_has_one_table_per_audited_row_with_the_headline_each_alternative_gives():
+    fold = "\n".join(rv.robustness_fold(C1))
+    assert fold.startswith(":::{admonition} Robustness: fragile: PARTIAL under a; FAIL under b")
+    assert fold.count("| analysis | row verdict |") == 2
+    assert "(this row: fragile: FAIL under b)" in fold
+    assert rv.robustness_fold(C3) == []
+
+
+def test_every_fragile_or_row_fragile_claim_of_the_book_has_a_reading(monkeypatch):
+    """The committed book: each claim an alternative moves, or whose audited row is fragile, says in
+    book/robustness.yml how the project reads it (shown in its fold)."""
+    monkeypatch.undo()
+    from rlvr_dynamics.book.markup import load_verdicts
+    from rlvr_dynamics.paths import STORED_CLAIMS_DIR
+    from rlvr_dynamics.verdicts.headline import claim_verdicts
+    for c in claim_verdicts(load_verdicts(STORED_CLAIMS_DIR)):
+        s = rv.summary(c)
+        if s.startswith("fragile") or s.startswith("robust;"):
+            assert rv.reading(c["id"]), c["id"]
+            assert f"*Reading:* " in "\n".join(rv.robustness_fold(c))
