@@ -85,3 +85,14 @@ def test_practice_sections_on_group_size_and_logging_come_from_the_files():
     for sig in SIGNALS:
         assert f"| {sig.replace('_', ' ')} | `{SIGNALS[sig][0]}`" in md9, sig
     assert "| spread | " in md9 and "the callback (`dynamics/group_distinct_frac`)" in md9
+
+
+def test_attribution_text_names_what_moved_the_plateau_with_both_intervals():
+    a = dict(answer="compute", d_G=0.09, d_N=0.326, ci_G=(-0.036, 0.216), ci_N=(0.137, 0.514),
+             plateau=dict(A=0.512, B=0.625, C=0.667))
+    text = findings.attribution_text(a)
+    assert text.startswith("runs at equal compute attribute that shift to the completions per step, not the group size")
+    assert "0.667 against G = 16's 0.625" in text
+    assert "d_N = +0.326 [+0.137, +0.514]" in text and "d_G = +0.090 [-0.036, +0.216]" in text
+    assert findings.attribution_text(None) == "" and findings.attribution_text({**a, "ci_G": None}) == ""
+    assert "to the group size, not" in findings.attribution_text({**a, "answer": "group size"})

@@ -58,9 +58,40 @@ def test_scorecard_cell():
 def test_fold_has_one_table_per_audited_row_with_the_headline_each_alternative_gives():
     fold = "\n".join(rv.robustness_fold(C1))
     assert fold.startswith(":::{admonition} Robustness: fragile: PARTIAL under a; FAIL under b")
-    assert fold.count("| analysis | row verdict |") == 2
+    assert fold.count("| analysis | listed | row verdict |") == 2
     assert "(this row: fragile: FAIL under b)" in fold
-    assert rv.robustness_fold(C3) == []
+    unaudited = "\n".join(rv.robustness_fold(C3))
+    assert unaudited.startswith(":::{admonition} Robustness: not audited") and "| analysis |" not in unaudited
+
+
+LISTED = {"X-C1": dict(alternatives=[dict(id="a"), dict(id="k", result_known_when_listed=True)])}
+
+
+def test_listed_when_says_whether_the_result_was_known(monkeypatch):
+    monkeypatch.setattr(rv, "_listed", lambda: LISTED)
+    assert rv.listed_when("X-C1", "a") == "before its result"
+    assert rv.listed_when("X-C1", "k") == "after its result was known"
+    assert rv.listed_when("X-C1", "page") == "" and rv.listed_when("X-C9", "a") == ""
+    fold = "\n".join(rv.robustness_fold(C1))
+    assert "| a | before its result |" in fold and "| page | the page's analysis |" in fold
+    assert "before they were computed" not in fold
+
+
+def test_verdict_note_joins_the_fragile_label_and_the_earlier_headline_rule():
+    assert rv.verdict_note(C1) == " (fragile: PARTIAL under a; FAIL under b)"
+    moved = {**C3, "headline_rule": dict(date="2026-12-01", previous="INCONCLUSIVE", now="PASS", changed=True)}
+    assert rv.verdict_note(moved) == " (INCONCLUSIVE under the headline rule before 2026-12-01)"
+    both = {**C1, "headline_rule": dict(date="2026-12-01", previous="FAIL", now="PASS", changed=True)}
+    assert rv.verdict_note(both) == " (fragile: PARTIAL under a; FAIL under b; FAIL under the headline rule before 2026-12-01)"
+    assert rv.verdict_note(C2) == "" and rv.verdict_note({**C3, "headline_rule": dict(changed=False)}) == ""
+
+
+def test_page_cell_note_labels_only_the_page_that_holds_the_audited_row():
+    assert rv.page_cell_note(C1, "nb", "testbed") == " (fragile: FAIL under b)"
+    assert rv.page_cell_note(C1, "x", "exact") == " (fragile: PARTIAL under a)"
+    assert rv.page_cell_note(C1, "x", "testbed") == "" and rv.page_cell_note(C1, "nb", "exact") == ""
+    assert rv.page_cell_note(C2, None, "paper") == " (fragile: INCONCLUSIVE under welch)"
+    assert rv.page_cell_note(C2, None, "exact") == "" and rv.page_cell_note(C3, None, "exact") == ""
 
 
 def test_every_fragile_or_row_fragile_claim_of_the_book_has_a_reading(monkeypatch):

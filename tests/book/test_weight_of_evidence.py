@@ -13,15 +13,19 @@ def claim(cid, verdict, **by_setting):
     return dict(id=cid, verdict=verdict, by_setting=by_setting, evidence=[])
 
 
-@pytest.mark.parametrize("by_setting, expected", [
-    (dict(exact="PASS"), ["exact"]),
-    (dict(exact="PASS", testbed="INCONCLUSIVE", context="FAIL"), ["exact"]),    # only decisive cells decide
-    (dict(paper="PASS", testbed="PASS", context="INCONCLUSIVE"), ["paper", "testbed"]),
-    (dict(paper="INCONCLUSIVE", testbed="INCONCLUSIVE"), ["paper", "testbed"]),
-    (dict(context="PASS"), []),
+@pytest.mark.parametrize("verdict, by_setting, expected", [
+    ("PASS", dict(exact="PASS"), ["exact"]),
+    ("PASS", dict(exact="PASS", testbed="INCONCLUSIVE", context="FAIL"), ["exact"]),    # only decisive cells decide
+    ("PASS", dict(paper="PASS", testbed="PASS", context="INCONCLUSIVE"), ["paper", "testbed"]),
+    ("INCONCLUSIVE", dict(paper="INCONCLUSIVE", testbed="INCONCLUSIVE"), ["paper", "testbed"]),
+    ("PASS", dict(context="PASS"), []),
+    ("PARTIAL", dict(paper="PARTIAL", testbed="PASS"), ["paper"]),        # P1-C9: the outvoted testbed PASS decides nothing
+    ("FAIL", dict(testbed="FAIL", exact="PASS"), ["testbed"]),            # P2-C7
+    ("PARTIAL", dict(testbed="FAIL", exact="PARTIAL"), ["exact"]),        # P2-C9, an existence claim: the strongest
+    ("CONSISTENT", dict(exact="CONSISTENT"), []),
 ])
-def test_deciding_settings(by_setting, expected):
-    assert w.deciding_settings(claim("X-C1", "PASS", **by_setting)) == expected
+def test_deciding_settings(verdict, by_setting, expected):
+    assert w.deciding_settings(claim("X-C1", verdict, **by_setting)) == expected
 
 
 def test_box_counts_the_passes_that_rest_on_exact_models_alone(monkeypatch):

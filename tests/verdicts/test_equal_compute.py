@@ -71,3 +71,14 @@ def test_the_meaning_says_what_the_answer_and_d_g_leave_open():
     assert "neither shown nor refuted" in wide["meaning"] and "holds" not in wide["meaning"]
     assert attribute_shift({"A": A, "B": B, "C": _arm([0.445, 0.45, 0.455])}, margin=0.05)["meaning"].startswith(
         "The page's shift is the group size's")
+
+
+def test_smollm_attribution_on_the_committed_runs_is_the_pages_answer():
+    """The committed runs at grpo_smollm's defaults: the page prints 'compute', d_G = +0.090 [-0.036, +0.216],
+    d_N = +0.326 [+0.137, +0.514] of the rise 0.476, runs 3/3/3."""
+    from rlvr_dynamics.verdicts.equal_compute import smollm_attribution
+    a = smollm_attribution()
+    assert a["answer"] == "compute" and a["counts"] == {"A": 3, "B": 3, "C": 3}
+    assert round(a["d_N"], 3) == 0.326 and [round(x, 3) for x in a["ci_N"]] == [0.137, 0.514]
+    assert round(a["d_G"], 3) == 0.090 and [round(x, 3) for x in a["ci_G"]] == [-0.036, 0.216]
+    assert round(a["plateau"]["C"], 3) == 0.667 and round(a["plateau"]["B"], 3) == 0.625

@@ -245,3 +245,16 @@ def test_a_fragile_row_under_a_robust_headline_says_which_row_holds_the_headline
                                   "exact row")
     alone = _claim([dict(id="X-C1", setting="paper", verdict="FAIL")], "FAIL")
     assert row_fragility(robustness(alone, RESULTS)) == "" and row_fragility(None) == ""
+
+
+def test_holding_row_is_the_robust_row_that_holds_the_headline():
+    from rlvr_dynamics.verdicts.headline import holding_row
+    paper = dict(id="X-C1", setting="paper", verdict="FAIL", measured=-0.24)
+    exact = dict(id="X-C1", setting="exact", verdict="FAIL", measured=-0.25)
+    backed = dict(id="X-C1", verdict="FAIL", kind="universal", evidence=[paper, exact], decider=paper)
+    assert holding_row(backed, RESULTS) is exact                      # the paper row is fragile, the exact row holds
+    alone = dict(id="X-C1", verdict="FAIL", kind="universal", evidence=[paper], decider=paper)
+    assert holding_row(alone, RESULTS) is paper                       # a fragile headline: its own decider
+    other = dict(id="X-C9", verdict="FAIL", kind="universal", evidence=[paper], decider=paper)
+    assert holding_row(other, RESULTS) is paper                       # not audited
+    assert holding_row(dict(id="X-C1", verdict="NOT TESTED", evidence=[], decider=None), RESULTS) is None

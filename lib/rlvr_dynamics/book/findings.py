@@ -14,6 +14,7 @@ import numpy as np
 
 from ..paths import DATA_DIR
 from .markup import badge, claim_ref, md_escape
+from .robustness_view import setting_label, verdict_note
 from .practice_actions import actions_section
 from .practice_costs import group_size_section, logging_section
 from .practice_figures import detector_figure, panel_figure
@@ -124,13 +125,44 @@ def _status_first_lines(bench: dict) -> list[str]:
             "in {ref}`which logged metric warns first <diagnose-precursors>`.\n"]
 
 
+def _attribution() -> dict | None:
+    """The equal-compute attribution of the SmolLM2 plateau shift from the committed runs, or None when its runs are
+    not there (:func:`rlvr_dynamics.verdicts.equal_compute.smollm_attribution`)."""
+    from ..verdicts.equal_compute import smollm_attribution
+    try:
+        return smollm_attribution()
+    except (ValueError, FileNotFoundError):
+        return None
+
+
 def _ci(r: dict) -> str:
     """A row's 95 % CI as " [lo, hi]", or "" when it has none."""
     return f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r.get("ci") else ""
 
 
-def _smollm_c5_clause(rows: list[dict]) -> str:
-    """", and on SmolLM2-135M …" when P1-C5's paper row (the SmolLM2 panel) is decisive; else ""."""
+def attribution_text(attribution: dict | None) -> str:
+    """One sentence on what moved the SmolLM2 plateau between G = 4 and G = 16 (the equal-compute arm of
+    :func:`rlvr_dynamics.verdicts.equal_compute.smollm_attribution`), or "" when it is not decided by complete arms:
+    "compute" names the completions per step, with d_N and d_G and their intervals."""
+    if not attribution or attribution.get("ci_G") is None:
+        return ""
+    (g_lo, g_hi), (n_lo, n_hi) = attribution["ci_G"], attribution["ci_N"]
+    what = {"compute": "to the completions per step, not the group size",
+            "group size": "to the group size, not the completions per step",
+            "both": "to both the group size and the completions per step"}.get(attribution["answer"],
+                                                                              "neither to the group size nor to the "
+                                                                              "completions per step alone")
+    p = attribution["plateau"]
+    return (f"runs at equal compute attribute that shift {what}: G = 4 at 16 prompts per step (64 completions, as "
+            f"G = 16) reached a late panel reward of {p['C']:.3f} against G = 16's {p['B']:.3f} (4× the prompts at "
+            f"G = 4: d_N = {attribution['d_N']:+.3f} [{n_lo:+.3f}, {n_hi:+.3f}] of the rise; the group size at equal "
+            f"completions: d_G = {attribution['d_G']:+.3f} [{g_lo:+.3f}, {g_hi:+.3f}], which neither shows nor "
+            "excludes a group-size effect)")
+
+
+def _smollm_c5_clause(rows: list[dict], label: str = "", attribution: dict | None = None) -> str:
+    """", and on SmolLM2-135M …" when P1-C5's paper row (the SmolLM2 panel) is decisive (with the row's fragile
+    ``label`` and the equal-compute ``attribution``, :func:`attribution_text`); else ""."""
     try:
         r = _row(rows, "grpo_smollm", "P1-C5", "paper")
     except KeyError:
@@ -138,13 +170,16 @@ def _smollm_c5_clause(rows: list[dict]) -> str:
     if r["verdict"] not in ("PASS", "FAIL") or r.get("measured") is None:
         return ""
     moved = "moved too" if r["verdict"] == "FAIL" else "did not move"
+    why = attribution_text(attribution)
     return (f"; on SmolLM2-135M with TRL's GRPO the late panel reward {moved}: {float(r['measured']):+.1%} of the "
-            f"rise{_ci(r)} between G = 4 and G = 16, section 7. That model trains without a KL term (β = 0), so the "
-            "bandit's mechanism, in which the KL weight sets the plateau, cannot explain its shift, and the bandit's "
-            "remedy below is untested there")
+            f"rise{_ci(r)} between G = 4 and G = 16 at 4 prompts per step{md_escape(label)}, section 7"
+            + (f", but {why}" if why else "")
+            + ". That model trains without a KL term (β = 0), so the bandit's mechanism, in which the KL weight sets "
+            "the plateau, cannot explain its shift, and the bandit's remedy below is untested there")
 
 
-def _pretrained_lm_section(rows: list[dict], head, page, book_dir: Path) -> list[str]:
+def _pretrained_lm_section(rows: list[dict], head, page, book_dir: Path, label: str = "",
+                           attribution: dict | None = None) -> list[str]:
     """Section 7: the SmolLM2-135M panel rows (the paper's setting at CPU size) as far as the grid is trained; the
     run count comes from the recorded reasons ("[on n of 6 panel runs complete (G=4: a, G=16: b)]")."""
     paper = {r["id"]: r for r in rows if r["notebook"] == "grpo_smollm" and r.get("setting") == "paper"}
@@ -178,8 +213,10 @@ def _pretrained_lm_section(rows: list[dict], head, page, book_dir: Path) -> list
     group = ""
     if c5 and c5["verdict"] in ("PASS", "FAIL") and c5.get("measured") is not None:
         d = float(c5["measured"])
-        group = (f"; the late panel reward {'moved' if c5['verdict'] == 'FAIL' else 'did not move'} with the group "
-                 f"size (G = 4 minus G = 16: {d:+.1%} of the rise)")
+        why = attribution_text(attribution)
+        group = (f"; the late panel reward {'moved' if c5['verdict'] == 'FAIL' else 'did not move'} between G = 4 "
+                 f"and G = 16 at 4 prompts per step (G = 4 minus G = 16: {d:+.1%} of the rise{md_escape(label)})"
+                 + (f", and {why}" if why else ""))
     out += ["", f"*For your run:* on a small pretrained model {fit}, and {osc}{group}; with Adam (no warm-up) expect "
             "no slow start. These rows rest on the few runs named: read them as a first measurement, not a law.\n"]
     return out
@@ -194,13 +231,16 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
 
     def head(cid: str) -> str:
         v = by_id[cid]
-        cells = " · ".join(f"{s} {badge(x)}" for s, x in v["by_setting"].items() if s != "context")
-        return f"{claim_ref(cid)}: {cells}; headline {badge(v['verdict'])}, {provenance_line(v)}"
+        cells = " · ".join(f"{s} {badge(x)}{md_escape(setting_label(v, s))}" for s, x in v["by_setting"].items()
+                           if s != "context")
+        return f"{claim_ref(cid)}: {cells}; headline {badge(v['verdict'])}{md_escape(verdict_note(v))}, {provenance_line(v)}"
 
     def page(nb: str, title: str) -> str:
         return f"{{doc}}`{title} <../executed/{nb}>`"
 
     c5 = _row(rows, "p1_group_size", "P1-C5", "exact")
+    c5_label = setting_label(by_id["P1-C5"], "paper") if "P1-C5" in by_id else ""
+    attribution = _attribution()
     rloo = _row(rows, "p1_group_size", "P1-C5", "context")
     rloo_plateau = _number(rloo["reason"], r"plateau shift/rise ([+-]?[\d.]+(?:e-?\d+)?)", "RLOO plateau shift")
     c5_grpo = _row(rows, "grpo_p1_dynamics", "P1-C5", "testbed")
@@ -238,7 +278,8 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
     lines = [
         "# What this means for your GRPO run\n",
         "The findings of this book that a practitioner can use, each with its setting and optimizer, the verdicts it "
-        "rests on (and whether their criterion was fixed before the result or amended after it) and a link to the "
+        "rests on (with each verdict's fragile label, and whether its criterion, written into the ledger after the "
+        "page's first version had run, is unchanged since that first result or was amended after it) and a link to the "
         "evidence; then what the run doctor can and cannot tell about your own run. Every number on this page is "
         "computed from the committed results when the book is built. Advice is only as strong as a decisive verdict "
         "(PASS, PARTIAL or FAIL); a reading that no verdict rests on is marked **context**. None of these settings "
@@ -252,8 +293,8 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         f"tiny GRPO testbed (Adam) the plateau difference is {float(c5_grpo['measured']):+.3f}{_ci(c5_grpo)} of the "
         f"rise, too noisy to decide ({page('grpo_p1_dynamics', 'GRPO reward dynamics')}).\n",
         _figure(book_dir, "p1_group_size", "Seed-mean reward"),
-        "*For your run:* when you compare GRPO runs at different G, expect the plateau itself to move, not only the "
-        f"noise (a bandit result, decisive there{_smollm_c5_clause(rows)}). In the bandit an RLOO-type advantage (no division by the group "
+        "*For your run:* in the bandit, runs at different G settle at different plateaus, not only with different "
+        f"noise (a bandit result, decisive there{_smollm_c5_clause(rows, c5_label, attribution)}). In the bandit an RLOO-type advantage (no division by the group "
         "std) removes the shift, which says where the bandit's shift comes from, not that RLOO trains better: the "
         "settling level is a separate question, not compared on this page. Dr. GRPO, which also drops the std, was "
         "not tested for it here.\n",
@@ -346,8 +387,8 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
               "forecast's point is barely better than persistence"
               + (", and on a noisy real run its interval is not reliable either" if shared_cov and shared_cov[0] < 0.7
                  else "") + ".\n"]
-    lines += _pretrained_lm_section(rows, head, page, book_dir)
-    lines += group_size_section(page, book_dir)
+    lines += _pretrained_lm_section(rows, head, page, book_dir, c5_label, attribution)
+    lines += group_size_section(page, book_dir, attribution)
     lines += logging_section(book_dir)
     lines += actions_section(book_dir)
     return "\n".join(lines) + "\n"

@@ -33,7 +33,7 @@ def _span(v, fmt: str) -> str:
     return f"{format(v.mean(), fmt)} ({format(v.min(), fmt)}–{format(v.max(), fmt)})"
 
 
-def group_size_section(page, book_dir: Path | None = None) -> list[str]:
+def group_size_section(page, book_dir: Path | None = None, attribution: dict | None = None) -> list[str]:
     """Section 8: per grid and G, the share of groups without reward spread, the held-out accuracy, the late panel
     reward, the completions and wall seconds per step; the sentence's numbers are the G = 16 / G = 4 ratios. With
     ``book_dir``, the section's figure is drawn there (:func:`.practice_figures.group_size_figure`)."""
@@ -81,10 +81,16 @@ def group_size_section(page, book_dir: Path | None = None) -> list[str]:
         said = "; ".join(f"{label}: groups without spread {z4:.0%} → {z16:.0%}, held-out accuracy {dh:+.2f}, "
                          f"{cost:.1f}× the seconds per step" for label, cost, dh, z4, z16 in ratios)
         out.append(f"From G = 4 to G = 16: {said}.\n")
-    out.append("*For your run:* at a fixed number of steps a larger group wastes fewer prompts and reached a higher "
-               "held-out accuracy here, at about the cost ratio above per step; whether G = 4 given the same compute "
-               "(more steps) does as well was not measured. A share of groups without spread near 1 means most of the "
-               "batch teaches nothing: the run doctor reports it as `degenerate groups`.\n")
+    p = (attribution or {}).get("plateau") or {}
+    same = (f"G = 4 given the same compute as more prompts per step (16 prompts × 4 = 64 completions, as G = 16) did "
+            f"as well: late panel reward {p['C']:.3f} against G = 16's {p['B']:.3f} (equal-compute arm, "
+            f"{page('grpo_smollm', 'SmolLM2 panel')}); G = 4 given the same compute as more steps was not measured"
+            if (attribution or {}).get("counts", {}).get("C", 0) >= 2 and p.get("C") is not None else
+            "whether G = 4 given the same compute does as well was not measured")
+    out.append("*For your run:* at a fixed number of steps and prompts a larger group wastes fewer prompts and reached "
+               f"a higher held-out accuracy here, at about the cost ratio above per step; {same}. The panel grid's "
+               "G = 4 row above pools both arms (4 and 16 prompts per step). A share of groups without spread near 1 "
+               "means most of the batch teaches nothing: the run doctor reports it as `degenerate groups`.\n")
     return out
 
 

@@ -26,6 +26,38 @@ def reading(claim_id: str) -> str:
     return str((_listed().get(claim_id) or {}).get("reading") or "")
 
 
+def listed_when(key: str, alternative: str) -> str:
+    """Whether an alternative of ``book/robustness.yml`` (entry ``key``, id ``alternative``) was listed before its
+    result was known: "before its result", "after its result was known" (``result_known_when_listed``: printed by
+    the page, reported by a referee audit, or the page's own former analysis); "" for the page's analysis or an
+    alternative not listed."""
+    alts = {a["id"]: a for a in (_listed().get(key) or {}).get("alternatives", [])}
+    if alternative not in alts:
+        return ""
+    return "after its result was known" if alts[alternative].get("result_known_when_listed") else "before its result"
+
+
+def verdict_note(claim: dict) -> str:
+    """What must follow a headline verdict wherever it is listed: its fragile label (:func:`fragile_suffix`) and, when
+    the headline rule of 2026-12-01 moved it, the headline under the rule before, in one parenthesis: " (fragile:
+    FAIL under first-rule-20pct)", " (INCONCLUSIVE under the headline rule before 2026-12-01)"; else ""."""
+    rob = robustness(claim)
+    parts = [rob["label"]] if rob and rob["label"].startswith("fragile") else []
+    hr = claim.get("headline_rule") or {}
+    if hr.get("changed"):
+        parts.append(f"{hr['previous']} under the headline rule before {hr['date']}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def page_cell_note(claim: dict, notebook: str, setting: str) -> str:
+    """The label after one page's cell of a claim (``setting`` on ``notebook``) when that page's row is an audited
+    row that is fragile: " (fragile: PARTIAL under bound-0.05)"; else ""."""
+    rob = robustness(claim)
+    weak = [p["row_label"] for p in (rob or {}).get("rows", []) if p["setting"] == setting
+            and notebook in p.get("notebooks", []) and p["row_label"].startswith("fragile")]
+    return f" ({'; '.join(weak)})" if weak else ""
+
+
 def fragile_suffix(claim: dict) -> str:
     """" (fragile: PARTIAL under bound-0.05; …)" after a verdict whose headline an alternative moves; else ""."""
     rob = robustness(claim)
@@ -73,19 +105,29 @@ def robustness_fold(claim: dict) -> list[str]:
     audited."""
     rob = robustness(claim)
     if rob is None:
-        return []
+        return [":::{admonition} Robustness: not audited (no alternative analysis listed)", ":class: dropdown", "",
+                "No alternative analysis of this claim's rows is listed in `book/robustness.yml`: neither referee audit "
+                "named a reasonable analysis choice that could move its verdict, so the table has only the page's "
+                "own analysis, the results box above.", "", ":::"]
     out = [f":::{{admonition}} Robustness: {summary(claim)} (other reasonable analysis choices)", ":class: dropdown", ""]
     if reading(claim["id"]):
         out += [f"*Reading:* {prose(reading(claim['id']))}", ""]
     for part in rob["rows"]:
+        known = [a["alternative"] for a in part["table"][1:]
+                 if listed_when(part["key"], a["alternative"]) == "after its result was known"]
         out += [f"Audited row: *{part['setting']}*, {prose(part['row'])} (this row: {part['row_label']}). "
-                "Alternatives listed in `book/robustness.yml` before they were computed "
-                "(`python -m rlvr_dynamics.verdicts.robustness`).", "",
-                "| analysis | row verdict | deciding number | headline | note |", "|---|:-:|--:|:-:|---|"]
+                "Alternatives listed in `book/robustness.yml` and computed by the page's own verdict code "
+                "(`python -m rlvr_dynamics.verdicts.robustness`); "
+                + (f"listed after its result was known (printed by the page, reported by a referee audit, or the "
+                   f"page's former analysis): {', '.join(known)}; the others were listed before their result."
+                   if known else "each was listed before its result."), "",
+                "| analysis | listed | row verdict | deciding number | headline | note |", "|---|---|:-:|--:|:-:|---|"]
         for a in part["table"]:
             num = "–" if a["number"] is None else f"{a['number']:.3g}" + (
                 f" [{a['ci'][0]:.3g}, {a['ci'][1]:.3g}]" if a.get("ci") else "")
-            out.append(f"| {a['alternative']} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
+            when = "the page's analysis" if a["alternative"] == "page" else (listed_when(part["key"], a["alternative"])
+                                                                             or "–")
+            out.append(f"| {a['alternative']} | {when} | {badge(a['verdict']) if a['verdict'] else 'not computed'} | {num} | "
                        f"{badge(a['headline']) if a['headline'] else '–'} | {prose(a['note'])} |")
         out.append("")
     return out + [":::"]

@@ -18,8 +18,13 @@ from .markup import (GENERATED, PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, SETTING_L
                      criterion_text, first_rule_verdict, measured_text, page_cells, passed_after_fail, per_claim,
                      prose, provenance_line, statement_text)
 from .registry import PAPERS, NotebookEntry
-from .robustness_view import robust_cell
+from .robustness_view import page_cell_note, robust_cell, setting_label, summary as robustness_summary, verdict_note
 from .weight_of_evidence import weight_of_evidence_box
+
+
+FRAGILE_SIGN = "‡"
+"""The matrix's mark after a verdict that another reasonable analysis of the same data moves (a fragile headline, or a
+fragile audited row in that setting), with a legend."""
 
 
 def first_rule_verdicts(verdicts: list[dict]) -> list[dict]:
@@ -103,30 +108,47 @@ def settings_matrix(verdicts: list[dict]) -> list[str]:
     out = [head, "|---|" + ":-:|" * (len(SETTINGS) + 2)]
     first = {c["id"]: c["verdict"] for c in first_rule_verdicts(verdicts)}
     for c in verdicts:
-        cells = [badge(c["by_setting"][s], short=True) if s in c["by_setting"] else "·" for s in SETTINGS]
+        cells = [badge(c["by_setting"][s], short=True) + (FRAGILE_SIGN if setting_label(c, s) else "")
+                 if s in c["by_setting"] else "·" for s in SETTINGS]
         out.append(f"| {claim_ref(c['id'])} | " + " | ".join(cells) + f" | {badge(c['verdict'], short=True)}"
-                   f"{amendment_mark(c, short=True)} | "
+                   f"{amendment_mark(c, short=True)}{FRAGILE_SIGN if verdict_note(c).startswith(' (fragile') else ''} | "
                    + (badge(first[c["id"]], short=True) if (c.get("provenance") or {}).get("amended") else "=")
                    + " |")
     out += ["", "Short badges: " + ", ".join(f"{SHORT_VERDICTS[v]} = {v}" for v in VERDICT_ORDER
                                                if SHORT_VERDICTS[v] != v) + "; · no evidence in that setting; "
-            f"{PASS_AFTER_FAIL_SIGN} {PASS_AFTER_FAIL} (the criterion amended with a FAIL in view); *first rule*: the "
-            "headline under the claim's first recorded rule, = where it was never amended."]
+            f"{PASS_AFTER_FAIL_SIGN} {PASS_AFTER_FAIL} (the criterion amended with a FAIL in view); {FRAGILE_SIGN} "
+            "fragile: another reasonable analysis of the same data moves this verdict (which analysis, and to what, "
+            "in the claim's robustness column below); *first rule*: where the criterion was amended after a result, the "
+            "headline under the claim's first recorded rule (a badge there marks an amended criterion); = where it "
+            "was never amended."]
     return out
 
 
 def scorecard_records(verdicts: list[dict]) -> list[dict]:
-    """The scorecard as flat records (one per claim × page × setting, plus the headline): the CSV / JSON download."""
+    """The scorecard as flat records (one per claim × page × setting, plus the headline): the CSV / JSON download.
+    Each record carries the headline's robustness (:func:`rlvr_dynamics.book.robustness_view.summary`), whether its
+    criterion was amended after a result, the headline under the first recorded rule, the PASS-after-a-FAIL flag, the
+    headline under the rule before 2026-12-01 where it differs, and the row's own fragile label when it is a fragile
+    audited row."""
     out = []
     for c in verdicts:
+        prov = c.get("provenance") or {}
+        flags = {"headline_robustness": robustness_summary(c), "amended": bool(prov.get("amended")),
+                 "first_rule_headline": first_rule_verdicts([c])[0]["verdict"] if prov.get("amended") else c["verdict"],
+                 "pass_after_fail": bool(amendment_mark(c)),
+                 "headline_before_rule_change": (c.get("headline_rule") or {}).get("previous")
+                 if (c.get("headline_rule") or {}).get("changed") else None}
         for r in c["evidence"]:
-            out.append({"claim": c["id"], "headline": c["verdict"], "kind": c["kind"], "notebook": r["notebook"],
+            out.append({"claim": c["id"], "headline": c["verdict"], **flags,
+                        "row_robustness": page_cell_note(c, r["notebook"], r["setting"]).strip(" ()") or None,
+                        "kind": c["kind"], "notebook": r["notebook"],
                         "setting": r["setting"], "verdict": r["verdict"], "statement": r.get("statement"),
                         "measured": r.get("measured"), "ci_low": (r.get("ci") or [None, None])[0],
                         "ci_high": (r.get("ci") or [None, None])[1], "unit": r.get("unit", ""),
                         "rule": (r.get("rule") or {}).get("name"), "reason": r.get("reason", "")})
         if not c["evidence"]:
-            out.append({"claim": c["id"], "headline": c["verdict"], "kind": c["kind"], "notebook": None,
+            out.append({"claim": c["id"], "headline": c["verdict"], **flags, "row_robustness": None,
+                        "kind": c["kind"], "notebook": None,
                         "setting": None, "verdict": None, "statement": None, "measured": None, "ci_low": None,
                         "ci_high": None, "unit": "", "rule": None, "reason": c["reason"]})
     return out

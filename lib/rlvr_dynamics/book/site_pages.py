@@ -18,11 +18,12 @@ from .markup import (PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, amendment_mark, GENE
                      criterion_fields, criterion_text, md_code, md_escape, measured_text, page_cells, per_claim, slug,
                      sources_label, statement_text, prose, sections_text, THEORY_SOURCES, OPEN_CHOICES, ARXIV,
                      theory_source, parts, link_references, headline_rule_line)
-from .scorecard import (counts_table, amended_summary, pass_after_fail_lines, scorecard_markdown,  # noqa: F401
+from .scorecard import (FRAGILE_SIGN, counts_table, amended_summary, pass_after_fail_lines, scorecard_markdown,  # noqa: F401
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
-from .robustness_view import fragile_suffix
+from .robustness_view import fragile_suffix, page_cell_note, setting_label, verdict_note
+from ..verdicts.headline import holding_row
 from .weight_of_evidence import weight_of_evidence_box
 
 
@@ -36,20 +37,39 @@ STATIC_PAGES = ("intro", "p1/index", "p2/index", "rerun", "own-runs", "explorer"
 # Generated pages: TOC, chapters, scorecard, claims appendix, landing, downloads
 # ---------------------------------------------------------------------------------------------------------------
 
-def page_badges(entry: NotebookEntry, rows: list[dict]) -> str:
+def page_badges(entry: NotebookEntry, rows: list[dict], compact: bool = False) -> str:
     """``P1-C2 exact PARTIAL · P1-C5 testbed FAIL`` with badges: per claim the page records, its verdict per
-    setting on this page (:func:`rlvr_dynamics.book.markup.page_cells`, the scorecard's function)."""
+    setting on this page (:func:`rlvr_dynamics.book.markup.page_cells`, the scorecard's function), each cell followed
+    by its fragile label when this page's row is a fragile audited row
+    (:func:`rlvr_dynamics.book.robustness_view.page_cell_note`), and the PASS-after-a-FAIL mark after the PASS cell
+    that carries the headline (never after another verdict); ``compact`` (a table column) writes the fragile label as
+    :data:`FRAGILE_SIGN` with the label as its tooltip."""
     by_id = {v["id"]: v for v in claim_verdicts(rows)}
     out = []
     for c in entry.claims:
         cells = page_cells(by_id[c], entry.id) if c in by_id else []
         if not cells:
             out.append(f"{claim_ref(c)}&nbsp;{badge(NOT_TESTED)}")
-        else:
-            out.append(f"{claim_ref(c)} " + " ".join(
-                (f"<small>{s}</small>&nbsp;" if s != "context" or len(cells) > 1 else "<small>context</small>&nbsp;")
-                + badge(v) for s, v in cells) + amendment_mark(by_id[c], short=True))
+            continue
+        claim = by_id[c]
+        mark = amendment_mark(claim, short=True)
+        marked = next((s for s, v in cells if v == "PASS" == claim["verdict"] and s != "context"), None) if mark else None
+        out.append(f"{claim_ref(c)} " + " ".join(
+            (f"<small>{s}</small>&nbsp;" if s != "context" or len(cells) > 1 else "<small>context</small>&nbsp;")
+            + badge(v) + (mark if s == marked else "")
+            + _fragile_tag(page_cell_note(claim, entry.id, s), compact) for s, v in cells))
     return " ".join(out)
+
+
+def _fragile_tag(note: str, compact: bool = False) -> str:
+    """A cell's fragile label in a badge list, short: "(fragile: PARTIAL)", or ``compact`` :data:`FRAGILE_SIGN`, with
+    the full label ("fragile: PARTIAL under bound-0.05") as its tooltip; "" for no label."""
+    label = note.strip(" ()")
+    if not label:
+        return ""
+    moved = "; ".join(part.split(" under ", 1)[0] for part in label[len("fragile: "):].split("; "))
+    tip = md_escape(label).replace('"', "'")
+    return f' <small class="rlvr-fragile" title="{tip}">{FRAGILE_SIGN if compact else f"(fragile: {moved})"}</small>'
 
 
 def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | None = None) -> Path:
@@ -66,8 +86,11 @@ def write_toc(book_dir: Path, entries: list[NotebookEntry], rows: list[dict] | N
             name = f"{paper.lower()}-{slug(chapter)}"
             lines = [f"# {chapter}\n", "| page | claims and verdicts | mirrors |", "|---|---|---|"]
             for e in items:
-                lines.append(f"| {{doc}}`{e.title} <../executed/{e.id}>` | {page_badges(e, rows)} | "
+                lines.append(f"| {{doc}}`{e.title} <../executed/{e.id}>` | {page_badges(e, rows, compact=True)} | "
                              f"{prose(e.figure, e.paper)} |")
+            lines += ["", f"{PASS_AFTER_FAIL_SIGN} {PASS_AFTER_FAIL} (the criterion amended with a FAIL in view); "
+                      f"{FRAGILE_SIGN} fragile: another reasonable analysis of the same data moves this row's verdict "
+                      "(the alternative and its verdict in the tooltip and in the page's robustness fold)."]
             atomic_write_text(gen / f"{name}.md", "\n".join(lines) + "\n")
             chapter_items.append({"file": f"{GENERATED}/{name}",
                                   "sections": [{"file": f"executed/{e.id}"} for e in items]})
@@ -89,16 +112,25 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
     known = checklist()
     mine = [c for c in verdicts if c["paper"] == paper]
     out = [f"# Claims of {paper}: {PAPERS[paper]}\n",
-           f"Every numbered claim of {paper} ({ARXIV[paper]}), as this book restates it, with its test (the *criterion*: fixed "
-           "before the result was seen, or amended after it, with each change dated and the verdict under the first "
-           "rule), the verdict over all pages and the pages with the evidence. "
+           f"Every numbered claim of {paper} ({ARXIV[paper]}), as this book restates it, with its test, the verdict "
+           "over all pages and the pages with the evidence. No criterion was fixed before its page's first result: "
+           "every one was written into the claims ledger on 2026-11-30, after the pages' first versions had run. A "
+           "criterion is *unchanged since its first result* when it keeps the rule that first version applied; "
+           "otherwise it is *amended after the result*, with each change dated and the verdict under the rule "
+           f"before it. After each verdict: {PASS_AFTER_FAIL_SIGN} a PASS reached after a FAIL was seen, the "
+           "fragile label when another reasonable analysis of the same data moves the headline, and the headline "
+           "under the headline rule before 2026-12-01 where that rule gave another. "
            "Tags: [P] the paper's, [S] secondary, [D] this project's derivation, [?] unknown.\n"]
     by_id = {e.id: e for e in entries}
     for c in mine:
         cid = c["id"]
         info = known[cid]
+        tag = f"[{info.get('tag', '?')}]"
+        stated = statement_text(cid)
         out += [f"({claim_label(cid)})=", f"## {cid}", "",
-                f"{badge(c['verdict'])} **[{info.get('tag', '?')}]** {statement_text(cid)}", ""]
+                f"{badge(c['verdict'])}{amendment_mark(c, short=True)}{md_escape(verdict_note(c))} "
+                + ("" if stated.lstrip().startswith(md_escape(tag)) or stated.lstrip().startswith(tag)
+                   else f"**{tag}** ") + stated, ""]
         if info.get("paper_statement") and info.get("statement") and info["paper_statement"] != info["statement"]:
             out += [f"*As this book restates it:* {link_references(info['statement'], paper)}", ""]
         if info.get("quantity"):
@@ -163,7 +195,7 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
 
     def listing(v: str, paper: str) -> str:
         found = ids(paper, v)
-        return ", ".join(claim_ref(x) + fragile_suffix(by_claim[x]) for x in found)
+        return ", ".join(claim_ref(x) + md_escape(verdict_note(by_claim[x])) for x in found)
 
     n = len(verdicts)
     n_counted = len(counted_once(verdicts))
@@ -171,7 +203,8 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                ("FAIL", "**{k} {do} not reproduce** (FAIL)"),
                ("CONSISTENT", "{k} {are} {a}consistency check{s_} that hold{s} by construction of the model used "
                               "(CONSISTENT, never counted as a reproduction)"),
-               ("INCONCLUSIVE", "{k} could not have shown the effect in the settings here (INCONCLUSIVE)"),
+               ("INCONCLUSIVE", "{k} {are} undecided here (INCONCLUSIVE: the test could not have shown the effect, "
+                                "or its result neither meets nor refutes the criterion)"),
                ("N/A", "{k} need{s} models or hardware this machine lacks (N/A)"),
                (NOT_TESTED, "{k} {are} not tested yet")]
     clauses = [p.format(k=counts[v], s="s" if counts[v] == 1 else "", do="does" if counts[v] == 1 else "do",
@@ -203,9 +236,13 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     for c in (c for c in verdicts if c["verdict"] == "FAIL"):
         pages = [f"{{doc}}`{by_id[n].title} <executed/{n}>`" for n in
                  dict.fromkeys(r["notebook"] for r in c["evidence"] if r["verdict"] == "FAIL") if n in by_id]
-        fail_lines.append(f"- {badge('FAIL')} {claim_ref(c['id'])} {statement_text(c['id'])} "
-                          f"(*{c['decider']['setting']}*, measured {measured_text(c['decider'])}; see "
-                          f"{', '.join(pages) or 'the scorecard'})")
+        held = holding_row(c)
+        other = [f"the {r['setting']} row is fragile ({setting_label(c, r['setting']).strip(' ()')[len('fragile: '):]}),"
+                 f" measured {measured_text(r)}" for r in [c["decider"]] if held is not r and setting_label(c, r["setting"])]
+        fail_lines.append(f"- {badge('FAIL')}{md_escape(verdict_note(c))} {claim_ref(c['id'])} {statement_text(c['id'])} "
+                          f"(*{held['setting']}*, measured {measured_text(held)}"
+                          + (f"; {other[0]}; the headline is held by the {held['setting']} row" if other else "")
+                          + f"; see {', '.join(pages) or 'the scorecard'})")
     out = ["## Results at a glance", "",
            f"**Training with GRPO yourself?** Start with {{doc}}`What this means for your GRPO run "
            f"<{GENERATED}/practice>`: the book's findings, what the run doctor can tell, and advice only as strong "
@@ -227,7 +264,8 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
     if fail_lines:
         out += ["**What does not reproduce here:**", "", *fail_lines, ""]
     out += ["Every verdict, with what was measured and why, is on the {doc}`scorecard`; each claim's statement and "
-            "criterion (unchanged since its first result, or amended after it and how) are in the claims appendices ("
+            "criterion (every one written into the ledger after its page's first version had run: unchanged since "
+            "that first result, or amended after it and how) are in the claims appendices ("
             + ", ".join(f"{{doc}}`{p} <{GENERATED}/claims-{p.lower()}>`" for p in PAPERS) + ").", ""]
     return "\n".join(out) + "\n"
 

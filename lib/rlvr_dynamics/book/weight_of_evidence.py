@@ -23,11 +23,15 @@ page's other committed runs give context rows (the training reward) or an attrib
 
 
 def deciding_settings(claim: dict) -> list[str]:
-    """The settings whose rows decide a claim's headline: those with a decisive (PASS / PARTIAL / FAIL) in-scope
-    cell of the claim × setting matrix; else those with an INCONCLUSIVE one; context never decides."""
+    """The settings whose rows decide a claim's headline by the headline rule: for a PASS / PARTIAL / FAIL or
+    INCONCLUSIVE headline, the in-scope settings whose cell of the claim × setting matrix is that verdict (a setting
+    outvoted by the rule, e.g. a testbed PASS under a PARTIAL headline, decides nothing); none for a CONSISTENT, N/A
+    or untested headline; context never decides."""
+    verdict = claim.get("verdict")
+    if verdict not in (*DECISIVE_ORDER, "INCONCLUSIVE"):
+        return []
     cells = {s: v for s, v in (claim.get("by_setting") or {}).items() if s != "context"}
-    decisive = [s for s in SETTINGS if cells.get(s) in DECISIVE_ORDER]
-    return decisive or [s for s in SETTINGS if cells.get(s) == "INCONCLUSIVE"]
+    return [s for s in SETTINGS if cells.get(s) == verdict]
 
 
 def paper_setting_runs(verdicts: list[dict], entries: Iterable[NotebookEntry]) -> dict:
@@ -110,7 +114,8 @@ def weight_of_evidence_box(verdicts: list[dict], entries: Iterable[NotebookEntry
                          f"{claim_ref(c['id'])} ({_and(deciding_settings(c))}){fragile_suffix(c)}" for c in grpo)
                         + "." if grpo else ""))
         lines.append("")
-    lines.append("Claims whose headline each setting decides (a claim decided by several settings counts in each): "
+    lines.append("Claims whose headline each setting decides (the setting's own verdict is the headline by the headline "
+                 "rule; a setting the rule outvotes does not count; a claim decided by several settings counts in each): "
                  + "; ".join(f"*{s}* {per_setting[s]}" for s in SETTINGS if s != "context" and per_setting[s])
                  + f", of {len(verdicts)} claims.")
     lines.append("")

@@ -89,3 +89,20 @@ def _meaning(answer: str, ci_G: tuple[float, float], margin: float) -> str:
         return ("Both move the plateau: at equal completions per step G = 16 still differs from G = 4, and four "
                 "times the prompts at G = 4 moves it too.")
     return "Neither interval lies outside the margin alone: the runs do not tell group size from compute."
+
+
+def smollm_attribution(late_steps: int = 50) -> dict:
+    """:func:`attribute_shift` on the committed runs, as the grpo_smollm page computes it at its defaults: arms A and
+    B the panel grid's G = 4 and G = 16 runs, arm C the equal-compute grid's (``smollm-panel-compute``), plateaus over
+    the last ``late_steps`` steps, P1-C5's margin from ``book/claims.yml``, the runs planned from the experiment
+    file."""
+    from ..grpo.config import load_experiment
+    from ..paths import DATA_DIR
+    from .ledger import criterion
+    from .robustness import smollm_panel_rows
+
+    panel = smollm_panel_rows(late_steps)
+    arms = {"A": [w for w in panel if w["G"] == 4], "B": [w for w in panel if w["G"] == 16],
+            "C": smollm_panel_rows(late_steps, "smollm-panel-compute", "grpo_smollm_panel_compute.yml")}
+    planned = len(load_experiment(DATA_DIR / "configs" / "grpo_smollm_panel_compute.yml"))
+    return attribute_shift(arms, margin=criterion("P1-C5")["criterion"]["values"]["margin"], runs_planned=planned)

@@ -266,8 +266,8 @@ def robustness(claim: dict[str, Any], results: dict[str, Any] | None = None) -> 
     ``notebook`` when the entry names one, whose verdict is the table's "page" verdict).
 
     Returns None when the claim was not audited, else ``dict(setting, row, table, label, rows, held_by)``:
-    ``rows`` one dict per audited row (``key, setting, row, table, row_label, matched``; ``row_label`` the row's own
-    :func:`.robustness.label`); ``setting``, ``row`` and ``table`` those of the first; ``label`` "robust", or
+    ``rows`` one dict per audited row (``key, setting, row, table, row_label, matched, notebooks``; ``row_label`` the
+    row's own :func:`.robustness.label`; ``notebooks`` the pages whose rows are the audited row); ``setting``, ``row`` and ``table`` those of the first; ``label`` "robust", or
     "fragile: <headline> under <alternative>" for each headline an alternative moves to (the first alternative
     that gives it, joined by "; "), or "not matched: …" when an audited row is not among the claim's rows;
     ``held_by``: when the headline is robust but an audited row is fragile, the settings of the other rows that
@@ -298,7 +298,8 @@ def robustness(claim: dict[str, Any], results: dict[str, Any] | None = None) -> 
         if not target:
             unmatched.append(f"no {entry['setting']} row reads {page}")
         parts.append(dict(key=key, setting=entry["setting"], row=entry["row"], table=table,
-                          row_label=row_label_of(entry["table"]), matched=bool(target)))
+                          row_label=row_label_of(entry["table"]), matched=bool(target),
+                          notebooks=list(dict.fromkeys(rows[k].get("notebook") for k in target))))
     label = ("fragile: " + "; ".join(f"{v} under {a}" for v, a in flips.items())) if flips else "robust"
     if unmatched:
         label = "not matched: " + "; ".join(unmatched)
@@ -321,6 +322,19 @@ def row_fragility(rob: dict[str, Any] | None) -> str:
     rows_text = "; ".join(f"the {p['setting']} row is fragile ({p['row_label'][len('fragile: '):]})" for p in weak)
     held = rob["held_by"]
     return (f"{rows_text}; the headline is held by the {' and '.join(held)} row{'s' if len(held) > 1 else ''}")
+
+
+def holding_row(claim: dict[str, Any], results: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The evidence row a reader should see as the one that decides the headline: the headline's decider
+    (``claim["decider"]``), unless that row is an audited row that is fragile while the headline is robust
+    (:func:`robustness` ``held_by``), in which case the first in-scope row of a setting that holds the headline
+    (P1-C5: the exact row, not the fragile paper row)."""
+    decider = claim.get("decider")
+    rob = robustness(claim, results)
+    if decider is None or not rob or not rob.get("held_by") or row_setting(decider) in rob["held_by"]:
+        return decider
+    return next((r for r in claim.get("evidence") or [] if row_setting(r) in rob["held_by"]
+                 and r["verdict"] == claim["verdict"]), decider)
 
 
 def headline_text(claim: dict[str, Any], results: dict[str, Any] | None = None) -> str:

@@ -228,16 +228,18 @@ def _criterion_values(claim_id: str) -> dict:
     return criterion(claim_id)["criterion"]["values"]
 
 
-def _smollm_panel_rows(late_steps: int) -> list[dict]:
-    """grpo_smollm's panel rows (the notebook's defaults: prefix smollm-panel, config grpo_smollm_panel.yml)."""
+def smollm_panel_rows(late_steps: int, prefix: str = "smollm-panel", config: str = "grpo_smollm_panel.yml") -> list[dict]:
+    """grpo_smollm's panel rows of one grid (the notebook's defaults: prefix smollm-panel, config
+    grpo_smollm_panel.yml; the equal-compute arm: smollm-panel-compute, grpo_smollm_panel_compute.yml), complete runs
+    of the experiment file only, by group size and seed."""
     from .. import runs as R
     from ..grpo.config import load_experiment
     from ..grpo.panel import panel_curve
     from ..paths import DATA_DIR
     from .grpo_rows import panel_row
 
-    expected = {c.run_id() for c in load_experiment(DATA_DIR / "configs" / "grpo_smollm_panel.yml")}
-    runs = sorted((r for r in R.load_committed_runs("smollm-panel") if r.id in expected and r.complete),
+    expected = {c.run_id() for c in load_experiment(DATA_DIR / "configs" / config)}
+    runs = sorted((r for r in R.load_committed_runs(prefix) if r.id in expected and r.complete),
                   key=lambda r: (r.config.num_generations, r.config.seed))
     return [panel_row(r, panel_curve(r.path), late_steps=late_steps,
                       min_rise_frac=_criterion_values("P1-C12")["min_rise_frac"]) for r in runs]
@@ -309,7 +311,7 @@ def compute() -> dict:
     import yaml
 
     listed = yaml.safe_load(ALTERNATIVES.read_text())["claims"]
-    rows, late = _smollm_panel_rows(50), _smollm_panel_rows(25)
+    rows, late = smollm_panel_rows(50), smollm_panel_rows(25)
     groups, kw = _p2_fresh_inputs(25)
     tables = {
         "P1-C5": c5_alternatives(rows, _criterion_values("P1-C5")["margin"], late_rows=late),
