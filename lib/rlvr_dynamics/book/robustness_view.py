@@ -119,7 +119,8 @@ def robustness_fold(claim: dict) -> list[str]:
                 "Alternatives listed in `book/robustness.yml` and computed by the page's own verdict code "
                 "(`python -m rlvr_dynamics.verdicts.robustness`); "
                 + (f"listed after its result was known (printed by the page, reported by a referee audit, or the "
-                   f"page's former analysis): {', '.join(known)}; the others were listed before their result."
+                   f"page's former analysis): {', '.join(known)}"
+                   + ("; the others were listed before their result." if len(known) < len(part["table"]) - 1 else ".")
                    if known else "each was listed before its result."), "",
                 "| analysis | listed | row verdict | deciding number | headline | note |", "|---|---|:-:|--:|:-:|---|"]
         for a in part["table"]:
