@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from rlvr_dynamics.paths import RUNS_DIR
+from rlvr_dynamics.runs.committed import grid_runs, load_committed_runs
 from rlvr_dynamics.runs.group_size import LATE_STEPS, group_size_summary
 
 
@@ -29,6 +30,7 @@ def test_summary_recomputes_from_the_run_files():
             info = json.loads((run_dir / "config.json").read_text())
             ev = json.loads((run_dir / "eval.json").read_text())
             assert info["config"]["num_generations"] == G and info["complete"]
+            assert info["config"]["name"] == "smollm-panel" and info["config"]["num_prompts_per_step"] == 4
             _, z = _column(run_dir, "frac_reward_zero_std")
             assert d["zero_std_share"][i] == pytest.approx(np.nanmean(z))
             steps, p = _column(run_dir, "panel_reward")
@@ -44,7 +46,7 @@ def test_runs_without_a_panel_have_no_late_panel_reward():
 
 
 def test_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="no complete committed run starts with 'nothing-'"):
+    with pytest.raises(ValueError, match="no complete committed run of the grid 'nothing-'"):
         group_size_summary("nothing-")
     ids = sorted({d.name for d in RUNS_DIR.glob("p1-main-*")})
     models = {json.loads((RUNS_DIR / i / "config.json").read_text())["config"]["model"]: i for i in ids}
@@ -55,3 +57,14 @@ def test_clear_errors(tmp_path):
         group_size_summary("p1-main-", runs_dir=tmp_path)
     one = next(iter(models))
     assert all(d["model"] == one for d in group_size_summary("p1-main-", model=one, runs_dir=tmp_path).values())
+
+
+def test_a_grid_is_its_name_not_a_prefix_of_a_longer_one():
+    """smollm-panel and smollm-panel-compute share a prefix: each grid holds only its own runs (ids <name>-<hash>),
+    whether the name is given with its trailing '-' or without."""
+    panel = {r.id for r in grid_runs("smollm-panel-")}
+    compute = {r.id for r in grid_runs("smollm-panel-compute")}
+    assert panel and compute and not panel & compute
+    assert panel == {r.id for r in grid_runs("smollm-panel")}
+    assert all(r.config.name == "smollm-panel" for r in grid_runs("smollm-panel"))
+    assert panel | compute <= {r.id for r in load_committed_runs("smollm-panel-")}

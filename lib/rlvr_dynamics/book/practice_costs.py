@@ -88,9 +88,8 @@ def group_size_section(page, book_dir: Path | None = None, attribution: dict | N
             if (attribution or {}).get("counts", {}).get("C", 0) >= 2 and p.get("C") is not None else
             "whether G = 4 given the same compute does as well was not measured")
     out.append("*For your run:* at a fixed number of steps and prompts a larger group wastes fewer prompts and reached "
-               f"a higher held-out accuracy here, at about the cost ratio above per step; {same}. The panel grid's "
-               "G = 4 row above pools both arms (4 and 16 prompts per step). A share of groups without spread near 1 "
-               "means most of the batch teaches nothing: the run doctor reports it as `degenerate groups`.\n")
+               f"a higher held-out accuracy here, at about the cost ratio above per step; {same}. A share of groups "
+               "without spread near 1 means most of the batch teaches nothing: the run doctor reports it as `degenerate groups`.\n")
     return out
 
 

@@ -104,9 +104,9 @@ def panel_figure(book_dir: Path, prefix: str = "smollm-panel-") -> str:
     """Section 7: the panel reward of every complete SmolLM2-135M panel run against step, one panel per G, the late
     window (:data:`rlvr_dynamics.runs.group_size.LATE_STEPS`) shaded and its mean over the seeds drawn across it."""
     from ..plotting import COLORS, SEQUENCE
-    from ..runs.committed import load_committed_runs
+    from ..runs.committed import grid_runs
     from ..runs.group_size import LATE_STEPS, finite_mean
-    runs = sorted((r for r in load_committed_runs(prefix) if "panel_reward" in r.log.series),
+    runs = sorted((r for r in grid_runs(prefix) if "panel_reward" in r.log.series),
                   key=lambda r: r.config.seed)
     sizes = sorted({r.config.num_generations for r in runs})
     if not sizes or len(sizes) > 2:

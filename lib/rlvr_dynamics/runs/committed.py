@@ -105,3 +105,11 @@ def load_committed_runs(prefix: str = "", runs_dir: str | os.PathLike | None = N
                 continue
             out.append(run)
     return out
+
+
+def grid_runs(name: str, runs_dir: str | os.PathLike | None = None, *, complete_only: bool = True) -> list[CommittedRun]:
+    """The committed runs of one grid: those whose id is ``<name>-<hash>`` (a trailing ``-`` of ``name`` is ignored),
+    not the runs of a longer grid name that starts with it (``smollm-panel`` holds no ``smollm-panel-compute`` run)."""
+    name = name.rstrip("-")
+    return [r for r in load_committed_runs(name + "-", runs_dir, complete_only=complete_only)
+            if r.id.rsplit("-", 1)[0] == name]

@@ -1,6 +1,6 @@
 """What a group size costs and buys on committed runs: the practitioner's view of G (the book's practice page).
 
-Per G, over the complete committed runs of one grid (a run-id prefix): the share of prompt groups whose completions
+Per G, over the complete committed runs of one grid (its name: run ids ``<name>-<hash>``, :func:`.committed.grid_runs`): the share of prompt groups whose completions
 all got the same reward (TRL's ``frac_reward_zero_std``: a group that gives no gradient under GRPO's group-relative
 advantage), the held-out accuracy before and after training (``eval.json``), the late panel reward where the run
 has a panel (the mean of its points at steps ≥ max_steps − ``late_steps``, P1-C5's plateau as
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .committed import load_committed_runs
+from .committed import grid_runs
 
 LATE_STEPS = 50
 """The late panel points are those at steps ≥ max_steps − LATE_STEPS (``grpo_smollm``'s ``late_steps``, P1-C5)."""
@@ -27,15 +27,16 @@ def finite_mean(v) -> float:
 
 def group_size_summary(prefix: str, *, model: str | None = None, late_steps: int = LATE_STEPS,
                        runs_dir=None) -> dict[int, dict]:
-    """``{G: {...}}`` over the complete runs whose id starts with ``prefix`` and, if given, whose model is ``model``
+    """``{G: {...}}`` over the complete runs of the grid ``prefix`` (ids ``<prefix>-<hash>``) and, if given, whose
+    model is ``model``
     (ValueError naming the prefix if there is none, or if they train more than one model and ``model`` is not given):
     ``runs`` (ids), ``seeds``, ``zero_std_share`` (per run, the mean over its logged steps), ``heldout_before`` /
     ``heldout_after`` (per run), ``late_panel`` (per run; NaN without a panel),
     ``seconds_per_step`` (per run, as recorded, panel evaluation included where there is one),
     ``completions_per_step`` (prompts per step × G), ``model`` and ``config`` (the first run's RunConfig)."""
-    runs = [r for r in load_committed_runs(prefix, runs_dir) if model is None or r.config.model == model]
+    runs = [r for r in grid_runs(prefix, runs_dir) if model is None or r.config.model == model]
     if not runs:
-        raise ValueError(f"group_size_summary: no complete committed run starts with {prefix!r}"
+        raise ValueError(f"group_size_summary: no complete committed run of the grid {prefix!r}"
                          + (f" and trains {model!r}" if model else ""))
     models = sorted({r.config.model for r in runs})
     if len(models) > 1:
