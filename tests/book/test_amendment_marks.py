@@ -48,3 +48,12 @@ def test_the_chain_text_shows_the_intermediate_flip_that_first_rule_to_now_hid()
     assert markup.amendment_mark({"provenance": _prov("PASS"), "verdict": "PASS"}) == ""
     line = markup.provenance_line({"provenance": FLIP, "verdict": "PASS"})
     assert "v3 (2026-12-01) FAIL" in line and "PASS after a FAIL" in line
+
+
+def test_unchanged_text_names_the_criteria_never_amended_and_agrees_in_number():
+    from rlvr_dynamics.book.scorecard import unchanged_text
+    claims = [dict(id="X-C1"), dict(id="X-C2"), dict(id="X-C3")]
+    assert unchanged_text(claims, claims[:2]) == "the other one (X-C3) has had no change after a result was seen"
+    assert unchanged_text(claims, claims[:1]) == "the other 2 (X-C2, X-C3) have had no change after a result was seen"
+    assert unchanged_text(claims, claims) == "every criterion has been amended since"
+    assert "keep the threshold" not in unchanged_text(claims, [])

@@ -80,7 +80,7 @@ def test_listed_when_says_whether_the_result_was_known(monkeypatch):
 def test_verdict_note_joins_the_fragile_label_and_the_earlier_headline_rule():
     assert rv.verdict_note(C1) == " (fragile: PARTIAL under a; FAIL under b)"
     moved = {**C3, "headline_rule": dict(date="2026-12-01", previous="INCONCLUSIVE", now="PASS", changed=True)}
-    assert rv.verdict_note(moved) == " (INCONCLUSIVE under the headline rule before 2026-12-01)"
+    assert rv.verdict_note(moved) == " (fragile: INCONCLUSIVE under the headline rule before 2026-12-01)"
     both = {**C1, "headline_rule": dict(date="2026-12-01", previous="FAIL", now="PASS", changed=True)}
     assert rv.verdict_note(both) == " (fragile: PARTIAL under a; FAIL under b; FAIL under the headline rule before 2026-12-01)"
     assert rv.verdict_note(C2) == "" and rv.verdict_note({**C3, "headline_rule": dict(changed=False)}) == ""
@@ -103,6 +103,39 @@ def test_every_fragile_or_row_fragile_claim_of_the_book_has_a_reading(monkeypatc
     from rlvr_dynamics.verdicts.headline import claim_verdicts
     for c in claim_verdicts(load_verdicts(STORED_CLAIMS_DIR)):
         s = rv.summary(c)
-        if s.startswith("fragile") or s.startswith("robust;"):
+        if s.endswith("(no alternative analysis listed)"):     # fragile by the earlier headline rule alone
+            assert "the same rows give" in "\n".join(rv.robustness_fold(c)), c["id"]
+        elif s.startswith("fragile") or s.startswith("robust;"):
             assert rv.reading(c["id"]), c["id"]
             assert f"*Reading:* " in "\n".join(rv.robustness_fold(c))
+
+
+MOVED = {**C3, "headline_rule": dict(date="2026-12-01", previous="FAIL", now="PASS", changed=True)}
+
+
+def test_a_headline_the_earlier_headline_rule_moves_is_called_fragile_in_every_listing():
+    assert rv.rule_flip(MOVED) == "FAIL under the headline rule before 2026-12-01"
+    assert rv.rule_flip(C3) == "" and rv.rule_flip({**C3, "headline_rule": dict(changed=False)}) == ""
+    assert rv.summary(MOVED) == ("fragile: FAIL under the headline rule before 2026-12-01 (no alternative analysis "
+                                 "listed)")
+    assert rv.robust_cell(MOVED).startswith("flips under the headline rule before 2026-12-01 (to ")
+    fold = "\n".join(rv.robustness_fold(MOVED))
+    assert fold.startswith(":::{admonition} Robustness: fragile: FAIL under the headline rule before 2026-12-01")
+    assert "no referee audit named" not in fold and "give FAIL, not PASS" in fold
+    assert "no referee audit named" in "\n".join(rv.robustness_fold(C3))
+
+
+def test_page_cell_note_with_a_verdict_labels_only_the_audited_row_not_a_consistent_check_beside_it():
+    assert rv.page_cell_note(C1, "nb", "testbed", "INCONCLUSIVE") == " (fragile: FAIL under b)"
+    assert rv.page_cell_note(C1, "nb", "testbed", "CONSISTENT") == ""
+    assert rv.page_cell_note(C2, None, "paper", "FAIL") == " (fragile: INCONCLUSIVE under welch)"
+
+
+def test_why_text_leads_with_the_row_that_holds_a_robust_headline():
+    paper = dict(id="X-C2", setting="paper", verdict="FAIL", notebook="p", reason="pooled")
+    exact = dict(id="X-C2", setting="exact", verdict="FAIL", notebook="e", reason="shift")
+    c2 = {**C2, "evidence": [paper, exact], "decider": paper, "reason": "p (paper): pooled [weakest]"}
+    assert rv.why_text(c2) == ("e (exact, the row that holds the headline): shift; p (paper, fragile: INCONCLUSIVE "
+                               "under welch): pooled [weakest]")
+    c1 = {**C1, "decider": C1["evidence"][0], "reason": "x (exact): r"}
+    assert rv.why_text(c1) == "x (exact): r"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..verdicts.headline import robustness, row_fragility
+from ..verdicts.headline import holding_row, robustness, row_fragility
 from .markup import badge, prose
 
 
@@ -40,21 +40,31 @@ def listed_when(key: str, alternative: str) -> str:
 def verdict_note(claim: dict) -> str:
     """What must follow a headline verdict wherever it is listed: its fragile label (:func:`fragile_suffix`) and, when
     the headline rule of 2026-12-01 moved it, the headline under the rule before, in one parenthesis: " (fragile:
-    FAIL under first-rule-20pct)", " (INCONCLUSIVE under the headline rule before 2026-12-01)"; else ""."""
+    FAIL under first-rule-20pct)", " (fragile: INCONCLUSIVE under the headline rule before 2026-12-01)"; else ""."""
     rob = robustness(claim)
     parts = [rob["label"]] if rob and rob["label"].startswith("fragile") else []
-    hr = claim.get("headline_rule") or {}
-    if hr.get("changed"):
-        parts.append(f"{hr['previous']} under the headline rule before {hr['date']}")
+    flip = rule_flip(claim)
+    if flip:
+        parts.append(flip if parts else f"fragile: {flip}")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def page_cell_note(claim: dict, notebook: str, setting: str) -> str:
+def rule_flip(claim: dict) -> str:
+    """"INCONCLUSIVE under the headline rule before 2026-12-01" when the headline rule of that day moved the claim's
+    headline (the rule before it, rerun on today's rows: one more reasonable analysis that moves it); else ""."""
+    hr = claim.get("headline_rule") or {}
+    return f"{hr['previous']} under the headline rule before {hr['date']}" if hr.get("changed") else ""
+
+
+def page_cell_note(claim: dict, notebook: str, setting: str, verdict: str | None = None) -> str:
     """The label after one page's cell of a claim (``setting`` on ``notebook``) when that page's row is an audited
-    row that is fragile: " (fragile: PARTIAL under bound-0.05)"; else ""."""
+    row that is fragile: " (fragile: PARTIAL under bound-0.05)"; else "". With ``verdict`` (the row's or cell's
+    verdict), only a row with the audited row's verdict is labelled: a CONSISTENT check on the same page and setting
+    is not the audited row."""
     rob = robustness(claim)
     weak = [p["row_label"] for p in (rob or {}).get("rows", []) if p["setting"] == setting
-            and notebook in p.get("notebooks", []) and p["row_label"].startswith("fragile")]
+            and notebook in p.get("notebooks", []) and p["row_label"].startswith("fragile")
+            and (verdict is None or p["table"][0]["verdict"] == verdict)]
     return f" ({'; '.join(weak)})" if weak else ""
 
 
@@ -73,12 +83,27 @@ def setting_label(claim: dict, setting: str) -> str:
     return f" ({'; '.join(weak)})" if weak else ""
 
 
+def why_text(claim: dict) -> str:
+    """The "why this verdict" every listing shows (scorecard, claims appendix): the claim's reason, from its deciding
+    row; when that row is a fragile audited row and another row holds the robust headline
+    (:func:`rlvr_dynamics.verdicts.headline.holding_row`, P1-C5), the holding row's reason first, then the deciding
+    row's with its fragile label."""
+    held, decider = holding_row(claim), claim.get("decider")
+    if held is None or held is decider:
+        return claim["reason"]
+    head = f"{decider.get('notebook')} ({decider['setting']}): {decider.get('reason') or ''}"
+    notes = claim["reason"][len(head):] if claim["reason"].startswith(head) else ""
+    label = setting_label(claim, decider["setting"]).strip(" ()")
+    return (f"{held.get('notebook')} ({held['setting']}, the row that holds the headline): {held.get('reason') or ''}; "
+            f"{decider.get('notebook')} ({decider['setting']}, {label}): {decider.get('reason') or ''}{notes}")
+
+
 def summary(claim: dict) -> str:
     """One phrase: "robust", "fragile: …", "robust; the paper row is fragile (…); the headline is held by the exact
     row", or "not audited"."""
     rob = robustness(claim)
     if rob is None:
-        return "not audited"
+        return f"fragile: {rule_flip(claim)} (no alternative analysis listed)" if rule_flip(claim) else "not audited"
     held = row_fragility(rob)
     return rob["label"] + (f"; {held}" if held else "")
 
@@ -88,7 +113,9 @@ def robust_cell(claim: dict) -> str:
     alternative moves to, a fragile row under a robust headline, or "not audited"."""
     rob = robustness(claim)
     if rob is None:
-        return "not audited"
+        return (f"flips under the headline rule before {claim['headline_rule']['date']} (to "
+                f"{badge(claim['headline_rule']['previous'])}); no alternative analysis listed"
+                if rule_flip(claim) else "not audited")
     if not rob["label"].startswith("fragile"):
         weak = [p for p in rob["rows"] if p["row_label"].startswith("fragile")] if rob.get("held_by") else []
         rows = "; ".join(f"{p['setting']} row flips under {alt} (to {badge(v, short=True)})" for p in weak
@@ -104,11 +131,19 @@ def robustness_fold(claim: dict) -> list[str]:
     row's verdict, the deciding number and the headline it would give; the project's reading; [] when not
     audited."""
     rob = robustness(claim)
+    if rob is None and rule_flip(claim):
+        return [f":::{{admonition}} Robustness: {summary(claim)}", ":class: dropdown", "",
+                "No alternative analysis of this claim's rows is listed in `book/robustness.yml`, but one choice "
+                f"the second referee audit named moves its headline: the headline rule. Under the rule before "
+                f"{claim['headline_rule']['date']} (the weakest in-scope row, INCONCLUSIVE ranked between FAIL and "
+                f"PARTIAL) the same rows give {claim['headline_rule']['previous']}, not "
+                f"{claim['headline_rule']['now']}, so the headline is labelled fragile wherever it is listed.",
+                "", ":::"]
     if rob is None:
         return [":::{admonition} Robustness: not audited (no alternative analysis listed)", ":class: dropdown", "",
-                "No alternative analysis of this claim's rows is listed in `book/robustness.yml`: neither referee audit "
-                "named a reasonable analysis choice that could move its verdict, so the table has only the page's "
-                "own analysis, the results box above.", "", ":::"]
+                "No alternative analysis of this claim's rows is listed in `book/robustness.yml`, and the headline "
+                "rule before 2026-12-01 gives the same headline: no referee audit named a reasonable analysis choice "
+                "that could move its verdict, so the table has only the page's own analysis, the results box above.", "", ":::"]
     out = [f":::{{admonition}} Robustness: {summary(claim)} (other reasonable analysis choices)", ":class: dropdown", ""]
     if reading(claim["id"]):
         out += [f"*Reading:* {prose(reading(claim['id']))}", ""]

@@ -18,7 +18,8 @@ from .markup import (GENERATED, PASS_AFTER_FAIL, PASS_AFTER_FAIL_SIGN, SETTING_L
                      criterion_text, first_rule_verdict, measured_text, page_cells, passed_after_fail, per_claim,
                      prose, provenance_line, statement_text)
 from .registry import PAPERS, NotebookEntry
-from .robustness_view import page_cell_note, robust_cell, setting_label, summary as robustness_summary, verdict_note
+from .robustness_view import (page_cell_note, robust_cell, setting_label, summary as robustness_summary, verdict_note,
+                              why_text)
 from .weight_of_evidence import weight_of_evidence_box
 
 
@@ -72,6 +73,18 @@ def counts_table(verdicts: list[dict]) -> list[str]:
     return out
 
 
+def unchanged_text(verdicts: list[dict], amended: list[dict], name=lambda x: x) -> str:
+    """The clause on the criteria never amended: ``"the other one (P1-C16) has had no change after a result was
+    seen"``, or ``"every criterion was amended"`` when none is left."""
+    done = {c["id"] for c in amended}
+    rest = [name(c["id"]) for c in verdicts if c["id"] not in done]
+    if not rest:
+        return "every criterion has been amended since"
+    one = len(rest) == 1
+    return (f"the other {'one' if one else len(rest)} ({', '.join(rest)}) {'has' if one else 'have'} had no change "
+            "after a result was seen")
+
+
 def amended_summary(verdicts: list[dict], link: bool = True) -> str:
     """One sentence: how many headline verdicts rest on a criterion amended after the result was seen, and which
     (:func:`rlvr_dynamics.book.markup.amended_claims`, from :func:`rlvr_dynamics.book.claims.criterion_provenance`)."""
@@ -81,8 +94,8 @@ def amended_summary(verdicts: list[dict], link: bool = True) -> str:
     name = claim_ref if link else (lambda x: x)
     return (f"**{len(amended)} of {len(verdicts)} verdicts rest on a criterion amended after a result was seen** "
             f"({n_changes} changes, each dated with what had been seen). Every criterion was written into the claims "
-            f"ledger on 2026-11-30, after the pages' first versions had run; the other {len(verdicts) - len(amended)} "
-            f"keep the threshold their page's first version already used and have not changed since. On {len(moved)} of the {len(amended)} the verdict under the "
+            f"ledger on 2026-11-30, after the pages' first versions had run; {unchanged_text(verdicts, amended, name)}. "
+            f"On {len(moved)} of the {len(amended)} the verdict under the "
             f"first rule, when it was applied, differs from the verdict now (the rule and, for some, the runs "
             f"changed since): "
             + "; ".join(f"{name(c['id'])} {chain_text(c)}" for c in moved)
@@ -140,7 +153,7 @@ def scorecard_records(verdicts: list[dict]) -> list[dict]:
                  if (c.get("headline_rule") or {}).get("changed") else None}
         for r in c["evidence"]:
             out.append({"claim": c["id"], "headline": c["verdict"], **flags,
-                        "row_robustness": page_cell_note(c, r["notebook"], r["setting"]).strip(" ()") or None,
+                        "row_robustness": page_cell_note(c, r["notebook"], r["setting"], r["verdict"]).strip(" ()") or None,
                         "kind": c["kind"], "notebook": r["notebook"],
                         "setting": r["setting"], "verdict": r["verdict"], "statement": r.get("statement"),
                         "measured": r.get("measured"), "ci_low": (r.get("ci") or [None, None])[0],
@@ -208,7 +221,7 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
         kind = " (a possibility claim: the strongest decisive row decides)" if c["kind"] == "existence" else ""
         cell3 = (f"measured {measured_text(c['decider'])}<br>*Pass if:* {criterion_text(cid, c)}{kind} "
                  f"({{ref}}`full criterion <{claim_label(cid)}>`)"
-                 f"<br><span class=\"rlvr-reason\">*Why:* {prose(c['reason'], c['paper'])}</span>")
+                 f"<br><span class=\"rlvr-reason\">*Why:* {prose(why_text(c), c['paper'])}</span>")
         pages = []
         for nb_id in dict.fromkeys(r["notebook"] for r in ev):
             pages.append(f"{{doc}}`{by_id[nb_id].title} <executed/{nb_id}>` "

@@ -22,7 +22,7 @@ from .scorecard import (FRAGILE_SIGN, counts_table, amended_summary, pass_after_
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
-from .robustness_view import fragile_suffix, page_cell_note, setting_label, verdict_note
+from .robustness_view import fragile_suffix, page_cell_note, setting_label, verdict_note, why_text
 from ..verdicts.headline import holding_row
 from .weight_of_evidence import weight_of_evidence_box
 
@@ -57,7 +57,7 @@ def page_badges(entry: NotebookEntry, rows: list[dict], compact: bool = False) -
         out.append(f"{claim_ref(c)} " + " ".join(
             (f"<small>{s}</small>&nbsp;" if s != "context" or len(cells) > 1 else "<small>context</small>&nbsp;")
             + badge(v) + (mark if s == marked else "")
-            + _fragile_tag(page_cell_note(claim, entry.id, s), compact) for s, v in cells))
+            + _fragile_tag(page_cell_note(claim, entry.id, s, v), compact) for s, v in cells))
     return " ".join(out)
 
 
@@ -148,7 +148,7 @@ def appendix_markdown(paper: str, verdicts: list[dict], entries: list[NotebookEn
         pages = [f"{{doc}}`{by_id[n].title} </executed/{n}>`"
                  for n in dict.fromkeys(r["notebook"] for r in c["evidence"]) if n in by_id]
         out += [f"*Tested on:* {', '.join(pages) if pages else 'no page yet'}. *Why this verdict:* "
-                f"{prose(c['reason'], paper)}", ""]
+                f"{prose(why_text(c), paper)}", ""]
     out += theory_sources_markdown(paper, entries)
     return "\n".join(out) + "\n"
 
