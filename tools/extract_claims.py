@@ -5,7 +5,7 @@ Each claim entry has two kinds of fields:
 
 - **copied from the spec** (``tag``, ``statement``, ``confirm``, ``scale``): rewritten by this tool on every run;
   ``tests/book/test_claims.py`` checks that they still match the specs when ``../shared/papers`` is present;
-- **hand-written, pre-registered** (``paper_statement``, ``quantity``, ``criterion``, ``scope``,
+- **hand-written** (``paper_statement``, ``quantity``, ``criterion``, ``scope``,
   ``changed_after_result``): never touched by this tool. They are merged back by claim id; a claim new in the spec
   gets them as ``null`` (to be written by hand before any notebook records a verdict on it); a claim that left the
   spec is dropped with a warning that lists its hand-written fields.
@@ -34,7 +34,8 @@ OPTIONAL_FIELDS = ("kind", "same_phenomenon_as")
 CLAIMS_YML = Path("book/claims.yml")
 
 HEADER = """\
-# The claims ledger: every claim of both papers, with its pre-registered test.
+# The claims ledger: every claim of both papers, with its test. Every criterion was written here on 2026-11-30,
+# after the pages' first versions had run; none was fixed before its page's first result.
 # Fields tag, statement, confirm, scale are copied from ../shared/papers/*.md by tools/extract_claims.py
 # (do not edit them by hand; rerun the tool). Fields paper_statement, quantity, criterion, scope,
 # changed_after_result are hand-written and kept by the tool (merged by claim id):
@@ -46,8 +47,10 @@ HEADER = """\
 #                         Numbers are labelled "paper value" (stated in the paper), "spec value" (derived by the
 #                         spec's author, [D]) or "project choice"
 #   scope                 the setting, and the scope the claim covers (rows outside it are context only)
-#   changed_after_result  null (the criterion was fixed before the result), or a list of amendments made after a
-#                         result was seen, oldest first, each in its own commit titled "changed after the result":
+#   changed_after_result  null (the criterion keeps the rule its page's first version applied and has not changed
+#                         since), or a list of amendments made after a result was seen (a rule that differs from
+#                         the first version's counts as one), oldest first, each in its own commit titled
+#                         "changed after the result":
 #                           date            the day of the change (YYYY-MM-DD)
 #                           change          what changed and what result had been seen
 #                           verdict_before  the verdict under the rule in force before this change (a verdict word),
@@ -57,8 +60,8 @@ HEADER = """\
 # Claim-level fields (hand-written, optional): kind (universal | existence: the paper says "can" / "there exists"),
 # same_phenomenon_as (another claim id measured by the same experiment: the two count once in the totals).
 #
-# Settings and the headline rule (rule change of 2026-12-01, copied from ../shared/DESIGN.md before any notebook
-# was re-run under it). Every evidence row names its setting:
+# Settings and the headline rule (rule change of 2026-12-01, copied from ../shared/DESIGN.md; written after the
+# results it decides were known, before any notebook was re-run under it). Every evidence row names its setting:
 #   paper    GRPO on a pretrained LLM (the papers' own setting)
 #   testbed  GRPO on the project's tiny models (CPU)
 #   exact    oscillator, recursion, bandit, token model: the theory's own objects
@@ -117,7 +120,7 @@ def main(spec_dir: str = "../shared/papers", target: str | Path = CLAIMS_YML) ->
             print(f"warning: {cid} is no longer in {name}; its hand-written fields were dropped", file=sys.stderr)
         missing = [r["id"] for r in merged if any(r[k] is None for k in PREREGISTERED_FIELDS[:-1])]
         if missing:
-            print(f"note: {paper} claims without a pre-registered criterion yet: {missing}", file=sys.stderr)
+            print(f"note: {paper} claims without a criterion yet: {missing}", file=sys.stderr)
         out[paper] = {"spec": name, "claims": merged}
     target.write_text(render(out), encoding="utf-8")
     print({p: len(v["claims"]) for p, v in out.items()})

@@ -285,3 +285,16 @@ def test_a_figure_note_quotes_only_the_rows_its_section_shows():
     entries = registry.load_registry()
     numbers = markup.page_numbers(entries)
     assert sorted(numbers.values()) == list(range(1, len(entries) + 1))
+
+
+def test_a_page_whose_own_row_differs_from_the_headline_leads_with_its_own_verdict():
+    """P1-C8 on a GRPO page: the page's row is INCONCLUSIVE, the headline PASS comes from the exact bandit."""
+    from rlvr_dynamics.book.pages import lead_sentence
+    overall = dict(id="P1-C8", paper="P1", verdict="PASS", kind="universal", evidence=[], provenance={})
+    row = dict(id="P1-C8", setting="testbed", verdict="INCONCLUSIVE", notebook="nb", measured=0.5, unit="")
+    text = lead_sentence("P1-C8", overall, row, "nb")
+    assert text.index("INCONCLUSIVE") < text.index("PASS")
+    assert "reads **INCONCLUSIVE** on this page (testbed" in text and "decided by another page's row" in text
+    same = lead_sentence("P1-C8", overall, {**row, "verdict": "PASS"}, "nb")
+    assert "over every page that tests it; on this page (testbed)" in same
+    assert "over every page that tests it, judged" in lead_sentence("P1-C8", overall, None, "nb")

@@ -22,7 +22,7 @@ claim its headline verdict, the deciding measurement on this page and the pass r
 above the page's **key figure** (:func:`.pages.key_figure`: the first figure of the section that tests the page's
 first claim; it keeps its number, a pointer stays where it was); a **results box** per claim the page records (the
 paper's statement from ``book/claims.yml``, what was tested, the paper's and the measured value, the
-pre-registered criterion, a verdict badge and the computed reason); the page's own introduction (claims, theory
+criterion, a verdict badge and the computed reason); the page's own introduction (claims, theory
 references, open choices: the methods), folded; then the notebook, with every code cell folded (``hide-input``), every
 figure numbered and captioned, stray reprs removed and printouts over :data:`MAX_PRINT_LINES` lines folded;
 the provenance box last, folded.

@@ -12,7 +12,7 @@ The ledger's readers and the headline rule are re-exported here (``claims.rule``
 Example (in a notebook's last cell)::
 
     from rlvr_dynamics.book import claims
-    crit = claims.criterion("P1-C10")["criterion"]          # pre-registered: read, never tuned here
+    crit = claims.criterion("P1-C10")["criterion"]          # the ledger's: read, never tuned here
     tol = crit["values"]["rel_tol"]
     rule = claims.rule("P1-C10", "ratio_error")           # {"op": "<=", "bound": 0.15, ...} from claims.yml
     claims.record("p1_stability", [

@@ -26,7 +26,7 @@ VERDICT_HELP = {
     "PARTIAL": "the criterion is met in part",
     "FAIL": "the criterion is not met",
     "CONSISTENT": "holds by construction here: a consistency check, never evidence for a PASS",
-    "INCONCLUSIVE": "the test here could not have shown the effect",
+    "INCONCLUSIVE": "undecided here: the test could not have shown the effect, or the result neither meets nor refutes the criterion",
     "N/A": "needs what this machine lacks (GPU-scale models)",
     NOT_TESTED: "no page records this claim",
 }
@@ -221,11 +221,11 @@ def per_claim(rows: list[dict], registered: Iterable[NotebookEntry]) -> list[dic
 
 CRITERION_FIELDS = (("statistic", "Statistic"), ("threshold", "Pass if"), ("partial", "Partial if"),
                     ("inconclusive_if", "Inconclusive if"), ("tolerance", "Tolerance"), ("seeds", "Seeds"))
-"""Fields of a pre-registered criterion (``book/claims.yml``) in the order the book shows them."""
+"""Fields of a criterion (``book/claims.yml``) in the order the book shows them."""
 
 
 def criterion_fields(cid: str) -> list[tuple[str, str]]:
-    """The pre-registered criterion of a claim as ``[(label, markdown), …]``: the fields of its ``criterion``
+    """The criterion of a claim as ``[(label, markdown), …]``: the fields of its ``criterion``
     dict (escaped plain text), else the spec's ``confirm`` line (which may hold math)."""
     info = checklist()[cid]
     crit = info.get("criterion")
@@ -258,7 +258,7 @@ def statement_text(cid: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Criterion provenance: fixed before the result, or amended after it
+# Criterion provenance: unchanged since its first result, or amended after it
 # ---------------------------------------------------------------------------------------------------------------
 
 FIXED_BEFORE = "criterion unchanged since its first result"
@@ -303,7 +303,7 @@ def _provenance(verdict: dict) -> dict:
 def provenance_line(verdict: dict, short: bool = False) -> str:
     """One line on where a claim's criterion stands, from ``verdict["provenance"]``
     (:func:`rlvr_dynamics.book.claims.criterion_provenance`, the one function every page reads):
-    ``"criterion fixed before the result"``, or ``"criterion amended after the result (2026-11-30, 2026-12-01; 2
+    ``"criterion unchanged since its first result"``, or ``"criterion amended after the result (2026-11-30, 2026-12-01; 2
     changes): verdict under the first rule, when it was applied, PASS → now FAIL; every rule: v1 PASS → v2
     (2026-11-30) PARTIAL → now (2026-12-01) FAIL"`` (:func:`chain_text`), with :data:`PASS_AFTER_FAIL` when it
     applies. ``short`` gives the scorecard cell (``"amended 2026-11-30, 2026-12-01 · first rule PASS → FAIL · v1 PASS
@@ -336,7 +336,7 @@ def headline_rule_line(verdict: dict) -> str:
 
 def amendment_items(verdict: dict) -> list[str]:
     """The amendments of a claim as Markdown list items (``- *2026-11-30* (verdict before: PASS): what changed``),
-    oldest first; ``[]`` for a criterion fixed before the result. A verdict computed from the evidence (a change of
+    oldest first; ``[]`` for a criterion never amended. A verdict computed from the evidence (a change of
     the claim's kind) says so."""
     out = []
     for a in (verdict.get("provenance") or {}).get("amendments", []):

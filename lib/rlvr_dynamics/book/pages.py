@@ -19,7 +19,7 @@ from .markup import (CLAIM_ID, GENERATED, amendment_items, badge, claim_label, c
                      statement_text)
 from .display import damping_words
 from ..verdicts.headline import headline_text
-from .robustness_view import robustness_fold, summary as robustness_summary
+from .robustness_view import page_cell_note, robustness_fold, summary as robustness_summary
 from .registry import NotebookEntry
 
 
@@ -39,7 +39,7 @@ _JUNK_REPR = re.compile(r"^\s*(\[?<(matplotlib|mpl_toolkits)\.|<Figure size|Text
 def results_box(entry: NotebookEntry, rows: list[dict], verdicts: dict[str, dict]) -> str:
     """The results box at the top of a page: per claim the page records, one line per evidence row of this page
     (verdict, setting, what was tested, the deciding measurement), then the claim's headline verdict over all pages
-    and whether its criterion was fixed before the result or amended after it (:func:`.markup.provenance_line`);
+    and whether its criterion is unchanged since its first result or amended after it (:func:`.markup.provenance_line`);
     criteria, their amendments and reasons folded. Every badge comes from :func:`rlvr_dynamics.book.claims.claim_verdicts` (the
     ``verdicts`` mapping, claim id → its record), the function the scorecard uses, so the two cannot disagree."""
     mine = [r for r in rows if r["notebook"] == entry.id]
@@ -291,11 +291,27 @@ def key_figure(figures: list[tuple[Any, list[str], bool, int]], entry: NotebookE
     return 0
 
 
+def lead_sentence(cid: str, overall: dict, row: dict | None, notebook: str) -> str:
+    """One claim's sentence in a page's lead: the badge first is this page's own verdict (``row``, the page's row
+    with the headline verdict, else its first in-scope row), so a page whose row is INCONCLUSIVE does not open with
+    another page's PASS; then the headline over every page, with its labels and mark, and the pass rule."""
+    rule = f"judged by the rule: pass if {criterion_text(cid).rstrip('.')}."
+    what = f"**{claim_ref(cid)}** ({statement_text(cid).rstrip('.')})"
+    overall_text = f"**{headline_text(overall)}**{amendment_mark(overall)}"
+    if row is None or row["verdict"] == overall["verdict"]:
+        measured = f"; on this page ({row['setting']}) it measures {measured_text(row)}" if row else ""
+        return f"{badge(overall['verdict'])} {what} reads {overall_text} over every page that tests it{measured}, {rule}"
+    label = page_cell_note(overall, notebook, row["setting"], row["verdict"]).strip(" ()")
+    return (f"{badge(row['verdict'])} {what} reads **{row['verdict']}** on this page ({row['setting']}: measured "
+            f"{measured_text(row)}{'; ' + label if label else ''}); over every page "
+            f"that tests it the claim reads {overall_text}, decided by another page's row; {rule}")
+
+
 def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], verdicts: dict[str, dict],
                  label: str) -> str:
     """The reading above a page's key figure, in 3–5 sentences: per claim (at most three) its headline verdict (the
     scorecard's function), the deciding measurement on this page and the pass rule it is judged by; whether the rule
-    was fixed before the result; where the figure sits in the argument."""
+    is unchanged since its first result; where the figure sits in the argument."""
     mine = [r for r in rows if r["notebook"] == entry.id]
     ids = [c for c in claim_ids if c in verdicts] or list(dict.fromkeys(r["id"] for r in mine))[:1]
     sentences = []
@@ -303,16 +319,11 @@ def lead_reading(entry: NotebookEntry, claim_ids: list[str], rows: list[dict], v
         overall = verdicts[cid]
         here = [r for r in overall["evidence"] if r["notebook"] == entry.id and r["setting"] != "context"]
         row = next((r for r in here if r["verdict"] == overall["verdict"]), here[0] if here else None)
-        measured = (f"; on this page ({row['setting']}) it measures {measured_text(row)}" if row else "")
-        rule = criterion_text(cid)
-        sentences.append(f"{badge(overall['verdict'])} **{claim_ref(cid)}** ({statement_text(cid).rstrip('.')}) "
-                         f"reads **{headline_text(overall)}**{amendment_mark(overall)} over every page that tests it"
-                         f"{measured}, judged by the "
-                         f"rule: pass if {rule.rstrip('.')}.")
+        sentences.append(lead_sentence(cid, overall, row, entry.id))
     amended = [c for c in ids[:3] if (verdicts[c].get("provenance") or {}).get("amended")]
     sentences.append(f"The rule of {', '.join(amended)} was amended after a result was seen; every rule's verdict: "
                      + "; ".join(f"{c} {chain_text(verdicts[c])}" for c in amended) + "." if amended else
-                     "No rule was changed after its result (each keeps the threshold of the page's first version).")
+                     "No rule was changed after a result was seen.")
     moved = [c for c in ids[:3] if headline_rule_line(verdicts[c])]
     if moved:
         sentences.append("The headline rule itself was written after the results were known; under the rule before "

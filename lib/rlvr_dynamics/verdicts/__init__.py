@@ -1,9 +1,9 @@
 """Where each paper claim is decided: the criteria ledger, the headline rule, and the checks that read GRPO runs.
 
-- :mod:`.ledger`: ``book/claims.yml``, every claim's pre-registered test and its amendments (``criterion``,
+- :mod:`.ledger`: ``book/claims.yml``, every claim's test and its amendments (``criterion``,
   ``rule``, ``rule_holds``, ``amendments``).
 - :mod:`.headline`: evidence rows → one verdict per claim and the claim × setting matrix (``claim_verdicts``), with
-  whether the criterion was fixed before the result (``criterion_provenance``).
+  whether the criterion was amended after a result (``criterion_provenance``).
 - :mod:`.check`: :class:`~.check.Check`, a verdict with its deciding statistic, and the binding part of a composite
   rule.
 - The checks on committed GRPO runs, one module per family of claims: :mod:`.grpo_rows` (per-run fits and numbers)

@@ -5,7 +5,7 @@ deciding statistic with its unit, CI and the name of its rule in ``book/claims.y
 
 * P2-C14 (spec §2.4, Theorem 1): (a) Spearman ρ(batch accuracy, M̂) with a block-bootstrap CI; (b) the share of steps
   on or above the logistic lower bound σ(ℓ₀ + M̂/2) within 2 SE and the median distance to it, with block-bootstrap
-  CIs (:func:`bound_agreement`). The pre-registered ``inconclusive_if`` is checked with computed numbers: the
+  CIs (:func:`bound_agreement`). The ledger's ``inconclusive_if`` is checked with computed numbers: the
   estimator's bias check and M̂'s standard error against its range (:func:`cumulative_alignment_se`); Theorem 1's
   step condition η_k‖w_k‖²C_o ≤ [Δμ_k]_+ is tested from the log by a necessary condition
   (:func:`step_condition_check`), and (b) is judged only where it is not shown violated.

@@ -4,7 +4,7 @@ Each evidence row names its **setting** (:data:`~.ledger.SETTINGS`: paper, testb
 notebooks may give rows for one claim; :func:`claim_verdicts` turns them into **one headline verdict per claim** and
 a claim × setting matrix (:func:`headline`: decisive rows decide, the weakest; INCONCLUSIVE only when no decisive row
 exists; existence claims take the strongest; context never decides; CONSISTENT never counts as PASS), and says
-beside it whether the criterion was fixed before the result or amended after it (:func:`criterion_provenance`). The
+beside it whether the criterion is unchanged since its first result or amended after it (:func:`criterion_provenance`). The
 scorecard, each page's results box and its badges all read these functions.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from .ledger import CLAIM_KINDS, DECISIVE_ORDER, NOT_TESTED, SETTINGS, VERDICTS,
 
 def criterion_provenance(claim_id: str, rows: list[dict[str, Any]], verdict: str | None = None
                          ) -> dict[str, Any]:
-    """Whether the headline verdict of ``claim_id`` rests on a criterion fixed before the result or amended after
-    it: the one function every page (results box, scorecard, landing page, claims appendix) reads.
+    """Whether the headline verdict of ``claim_id`` rests on a criterion unchanged since its first result or amended
+    after it: the one function every page (results box, scorecard, landing page, claims appendix) reads.
 
     ``rows`` are the claim's evidence rows (as :func:`claim_verdicts` gets them); ``verdict`` is its headline now
     (computed from ``rows`` when omitted). Returns ``{"amended", "amendments", "dates", "first_verdict",
@@ -135,7 +135,7 @@ def claim_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     measured, ci, unit, decider, reason, evidence, by_setting, by_page``:
 
     - ``verdict``: the headline (:func:`headline` over all rows of the claim);
-    - ``provenance``: :func:`criterion_provenance` (fixed before the result, or amended after it: when, what, and
+    - ``provenance``: :func:`criterion_provenance` (unchanged since its first result, or amended after it: when, what, and
       the verdict under the first rule), what every page says beside the verdict;
     - ``headline_rule``: :func:`headline_rule_change`, the headline these rows get under the rule before
       :data:`HEADLINE_RULE_DATE`, shown on every claim where it differs;

@@ -1,8 +1,8 @@
-"""The criteria ledger, ``book/claims.yml``: every paper claim, its pre-registered test and its amendments.
+"""The criteria ledger, ``book/claims.yml``: every paper claim, its test and its amendments.
 
 A claim ID (``P1-C10``, ``P2-C6``) must exist in the checklists of the paper specs, copied into ``book/claims.yml``
 so that the repository stands alone (``tools/extract_claims.py``). Each claim there also carries its
-**pre-registered test** (:func:`criterion`): the claim as the paper states it, the independent quantity measured,
+**test** (:func:`criterion`): the claim as the paper states it, the independent quantity measured,
 the criterion (statistic, threshold, tolerance, seeds, and machine-readable pass rules read by :func:`rule` and
 compared by :func:`rule_holds`), the scope, and the changes made after a result was seen (:func:`amendments`).
 
@@ -22,12 +22,13 @@ from ..paths import CLAIMS_PATH
 VERDICTS = ("PASS", "PARTIAL", "FAIL", "CONSISTENT", "INCONCLUSIVE", "N/A")
 """Allowed verdicts of one evidence row. An honest FAIL (with the measured numbers) beats a tuned PASS.
 
-- ``PASS`` / ``PARTIAL`` / ``FAIL``: the pre-registered criterion (``book/claims.yml``) met, met in part, not met.
+- ``PASS`` / ``PARTIAL`` / ``FAIL``: the criterion of ``book/claims.yml`` met, met in part, not met.
 - ``CONSISTENT``: a consistency check whose quantity holds by construction of the model used. It can catch a bug,
   but it is **never evidence for a PASS** (see :func:`~.headline.claim_verdicts`).
-- ``INCONCLUSIVE``: the test could not have shown the effect (a noise ceiling below the R² target, no headroom,
-  a quantity constant by construction, a setting outside the theorem's hypotheses); the reason must say which,
-  with the computed numbers.
+- ``INCONCLUSIVE``: undecided: the test could not have shown the effect (a noise ceiling below the R² target, no
+  headroom, a quantity constant by construction, a setting outside the theorem's hypotheses), or the result neither
+  meets nor refutes the criterion (a CI that straddles the threshold); the reason must say which, with the computed
+  numbers.
 - ``N/A``: not testable here (needs what this machine lacks).
 """
 
@@ -51,7 +52,7 @@ SPEC_FIELDS = ("tag", "statement", "confirm", "scale")
 """Fields of a ``book/claims.yml`` entry copied from the specs' checklists by ``tools/extract_claims.py``."""
 
 PREREGISTERED_FIELDS = ("paper_statement", "quantity", "criterion", "scope", "changed_after_result")
-"""Hand-written fields of a ``book/claims.yml`` entry: the pre-registered test of the claim (see :func:`criterion`)."""
+"""Hand-written fields of a ``book/claims.yml`` entry: the test of the claim (see :func:`criterion`)."""
 
 OPTIONAL_FIELDS = ("kind", "same_phenomenon_as")
 """Optional hand-written claim-level fields: ``kind`` (:data:`CLAIM_KINDS`) and ``same_phenomenon_as`` (another
@@ -75,7 +76,8 @@ def checklist() -> dict[str, dict[str, Any]]:
 
 
 def criterion(claim_id: str) -> dict[str, Any]:
-    """The pre-registered test of ``claim_id``, as written in ``book/claims.yml`` before the result was seen.
+    """The test of ``claim_id``, as written in ``book/claims.yml`` (every criterion was written there on 2026-11-30,
+    after the pages' first versions had run; :func:`amendments` lists the changes made after a result was seen).
 
     Returns ``{"id", "paper", "statement", "paper_statement", "quantity", "criterion", "scope",
     "changed_after_result"}``: ``statement`` is the spec's checklist line, ``paper_statement`` the claim as the paper
@@ -164,8 +166,8 @@ claim's ``kind``: the verdict under the earlier kind is computed from the eviden
 
 def amendments(claim_id: str) -> list[dict[str, Any]]:
     """The criterion changes made after a result was seen (``changed_after_result`` in ``book/claims.yml``), oldest
-    first, each ``{"date", "change", "verdict_before" or "kind_before"}``; ``[]`` when the criterion was fixed before
-    the result. Raises ``ValueError`` for an entry with unknown or missing keys."""
+    first, each ``{"date", "change", "verdict_before" or "kind_before"}``; ``[]`` when the criterion keeps the rule
+    its page's first version applied. Raises ``ValueError`` for an entry with unknown or missing keys."""
     raw = criterion(claim_id)["changed_after_result"]
     if raw in (None, [], ""):
         return []
@@ -199,7 +201,7 @@ def amendments(claim_id: str) -> list[dict[str, Any]]:
 
 CRITERION_KEYS = ("statistic", "threshold", "partial", "fail", "inconclusive_if", "consistent_only", "tolerance",
                   "seeds", "values")
-"""Keys of a pre-registered ``criterion`` mapping, in display order. ``statistic``, ``threshold`` (the PASS rule),
+"""Keys of a ``criterion`` mapping, in display order. ``statistic``, ``threshold`` (the PASS rule),
 ``tolerance`` and ``seeds`` are always present; ``partial``, ``fail``, ``inconclusive_if`` (when the test could not
 have shown the effect), ``consistent_only`` (checks that hold by construction) and ``values`` (machine-readable
 numbers for notebooks) are optional."""

@@ -1,5 +1,5 @@
-"""Robustness of the audited verdicts (issue 39): each claim's verdict under the alternative analysis choices listed,
-before any was computed, in ``book/robustness.yml``, by the same verdict functions as the pages.
+"""Robustness of the audited verdicts (issue 39): each claim's verdict under the alternative analysis choices listed
+in ``book/robustness.yml`` (each says whether its result was known when it was listed), by the same verdict functions as the pages.
 
 * :func:`pooled_t`, :func:`welch_t`, :func:`permutation_p`: two-sample statistics (tested against scipy).
 * :func:`equivalence_verdict`: P1-C5's rule on a CI (PASS inside ±margin, FAIL entirely outside, else INCONCLUSIVE).
