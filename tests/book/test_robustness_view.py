@@ -139,3 +139,14 @@ def test_why_text_leads_with_the_row_that_holds_a_robust_headline():
                                "under welch): pooled [weakest]")
     c1 = {**C1, "decider": C1["evidence"][0], "reason": "x (exact): r"}
     assert rv.why_text(c1) == "x (exact): r"
+
+
+def test_first_rule_reruns_names_the_alternatives_that_rerun_a_first_rule_today(monkeypatch):
+    from rlvr_dynamics.book.scorecard import first_rule_reruns
+    monkeypatch.setattr(rb, "load_results", lambda: {
+        "X-C4": dict(setting="exact", row="e", table=[_alt("page", "PASS"), _alt("first-rule-20pct", "FAIL")])})
+    c4 = {**claim("X-C4", "PASS", [dict(setting="exact", verdict="PASS")]),
+          "provenance": dict(amended=True, amendments=[dict(date="2026-11-30", verdict_before="PASS")])}
+    assert first_rule_reruns([c4]) == ("; where an alternative reruns it on today's rows: X-C4 first-rule-20pct FAIL "
+                                       "(recorded PASS)")
+    assert first_rule_reruns([C3]) == ""

@@ -318,7 +318,7 @@ def practice_markdown(book_dir: Path, rows: list[dict], verdicts: list[dict]) ->
         f"first step, and every one of the {n_adam_full:.0f} Adam testbed runs above the noise ceiling did "
         f"({page('grpo_p1_dynamics', 'GRPO reward dynamics')}: INCONCLUSIVE for P1-C8). With heavy-ball SGD from rest "
         f"(momentum 0.9) the slow start the theory predicts lasts about 1/(1 − μ) = 10 steps: the runs' fitted "
-        f"R'(0)/max R' is {', '.join(f'{x:.2f}' for x in sgd_slow)} against the theory's own bounds "
+        f"R'(0)/max R' is {', '.join(f'{x:.2f}' for x in sgd_slow)} against the bounds √ρ (midway between the theory's own ρ and 1) "
         f"{', '.join(f'{x:.2f}' for x in sgd_bound)}, but under these runs' noise the test could not show the law: "
         f"a curve that follows the theory beats the single exponential (ΔBIC < −10) in only "
         f"{', '.join(f'{x:.1%}' for x in sgd_dbic)} of simulations, power {float(c8_sgd['measured']):.2g} for all "

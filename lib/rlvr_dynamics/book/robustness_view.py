@@ -114,7 +114,7 @@ def robust_cell(claim: dict) -> str:
     rob = robustness(claim)
     if rob is None:
         return (f"flips under the headline rule before {claim['headline_rule']['date']} (to "
-                f"{badge(claim['headline_rule']['previous'])}); no alternative analysis listed"
+                f"{badge(claim['headline_rule']['previous'], short=True)}); no alternative analysis listed"
                 if rule_flip(claim) else "not audited")
     if not rob["label"].startswith("fragile"):
         weak = [p for p in rob["rows"] if p["row_label"].startswith("fragile")] if rob.get("held_by") else []

@@ -73,6 +73,26 @@ def counts_table(verdicts: list[dict]) -> list[str]:
     return out
 
 
+FIRST_RULE_PREFIXES = ("first-rule", "v1-")
+"""Names of the robustness alternatives (``book/robustness.yml``) that rerun a claim's first rule on today's rows."""
+
+
+def first_rule_reruns(verdicts: list[dict]) -> str:
+    """The clause after "it is not rerun on today's rows": where a robustness alternative reruns a claim's first rule
+    (named with a :data:`FIRST_RULE_PREFIXES` prefix), the verdict it gives today, ``"; where an alternative reruns it
+    on today's rows: P1-C3 first-rule-20pct FAIL (recorded PASS)"``; ``""`` when none does."""
+    from ..verdicts.headline import first_rule_verdict, robustness
+
+    found = []
+    for c in verdicts:
+        for part in (robustness(c) or {}).get("rows", []):
+            for alt in part["table"]:
+                if alt["alternative"].startswith(FIRST_RULE_PREFIXES) and alt["verdict"]:
+                    then = first_rule_verdict({**(c.get("provenance") or {}), "verdict": c["verdict"]})
+                    found.append(f"{c['id']} {alt['alternative']} {alt['verdict']} (recorded {then})")
+    return "; where an alternative reruns it on today's rows: " + ", ".join(found) if found else ""
+
+
 def unchanged_text(verdicts: list[dict], amended: list[dict], name=lambda x: x) -> str:
     """The clause on the criteria never amended: ``"the other one (P1-C16) has had no change after a result was
     seen"``, or ``"every criterion was amended"`` when none is left."""
@@ -132,8 +152,8 @@ def settings_matrix(verdicts: list[dict]) -> list[str]:
             f"{PASS_AFTER_FAIL_SIGN} {PASS_AFTER_FAIL} (the criterion amended with a FAIL in view); {FRAGILE_SIGN} "
             "fragile: another reasonable analysis of the same data moves this verdict (which analysis, and to what, "
             "in the claim's robustness column below); *first rule*: where the criterion was amended after a result, the "
-            "headline under the claim's first recorded rule (a badge there marks an amended criterion); = where it "
-            "was never amended."]
+            "headline the rule of the claim's first page version gave when it was applied, on the rows of that time "
+            "(a badge there marks an amended criterion); = where it was never amended."]
     return out
 
 
@@ -205,8 +225,9 @@ def scorecard_markdown(rows: list[dict], registered: Iterable[NotebookEntry]) ->
            f"{{download}}`JSON <{GENERATED}/downloads/scorecard.json>`.\n",
            *weight_of_evidence_box(verdicts, registered), "",
            "**Today's rules:**", "", *counts_table(verdicts), "",
-           "**Under each claim's first recorded rule** (the second headline: what the scorecard read before any "
-           "criterion was amended after a result; the runs are today's where a claim's rows were recomputed):", "",
+           "**Under each claim's first rule** (the second headline: the verdict the rule of each claim's first page "
+           "version gave when it was applied, on the rows of that time, before any criterion was amended after a "
+           "result; it is not rerun on today's rows" + first_rule_reruns(verdicts) + "):", "",
            *counts_table(first_rule_verdicts(verdicts)), "", amended_summary(verdicts), "",
            *pass_after_fail_lines(verdicts),
            "Badges: " + " · ".join(f"{badge(v)} {VERDICT_HELP[v]}" for v in VERDICT_ORDER) + ".\n",

@@ -8,7 +8,7 @@ the machine-readable rule in ``criterion.values.rules`` it is compared with). ``
 the keyword arguments of :class:`rlvr_dynamics.book.claims.Claim`.
 
 * P1-C8 (spec §3.5, Prop. 14; rule amended 2026-12-02): ΔBIC(three-phase − single exponential) < ``dbic`` and a
-  slow start R'(0)/max R' at most the theory's own bound on every valid run (noise ceiling ≥ ``min_ceiling``, start
+  slow start R'(0)/max R' at most √ρ (midway between the theory's own ρ and 1) on every valid run (noise ceiling ≥ ``min_ceiling``, start
   at rest, no mid-run collapse), decided on the worst run, once the rule's simulated power reaches ``min_power``.
   Runs whose optimizer's first step is already full size (bias-corrected Adam without warm-up:
   :func:`first_step_full_size`) cannot show the slow start: INCONCLUSIVE.
