@@ -84,6 +84,27 @@ def test_a_hard_task_that_starts_at_zero_is_not_diverged_until_the_policy_breaks
                              (0, 1)) is None
 
 
+def test_a_broken_policy_is_judged_against_its_level_before_the_reward_reached_the_floor():
+    """noisy-smollm-1p seed 3 (healthy: held-out 0.20 -> 0.56): its first completion is 8 tokens long, then 9-18 while
+    the format is learnt and the reward scores; its reward then sits at 0 for 50 steps at one prompt a step. Against
+    the first row the length 'doubled' (8 -> 16) and the live doctor stopped the run as diverged; against its level
+    before the floor (15) it did not move. A doubling after the reward reached the floor is a broken policy, and so
+    is a learning rate too high from step 1 (the reward at the floor from the start: the first row is the level)."""
+    n = 70
+    reward = np.r_[0.0, 0.12, 0.0, 0.0, 0.0, 0.0, 0.0, 0.75, 0.25, 0.62, 0.75, np.zeros(n - 11)]
+    length = np.r_[8.0, 9.4, 10.4, 13.6, 15.5, 18.5, 18.5, 13.8, 15.5, 15.1, 13.4, np.full(n - 11, 16.1)]
+    zero_std = np.r_[np.full(11, 0.5), np.ones(n - 11)]
+    calm = dict(frac_reward_zero_std=zero_std, entropy=np.full(n, 0.4), **{"completions/mean_length": length})
+    assert detect_divergence(_log(reward, **calm), (0, 1)) is None
+    doubled = dict(calm, **{"completions/mean_length": np.r_[length[:11], np.full(n - 11, 31.0)]})
+    div = detect_divergence(_log(reward, **doubled), (0, 1))
+    assert div is not None and "mean completion length 15.1 → 31" in div.sentence()
+    at_once = dict(frac_reward_zero_std=np.ones(n), entropy=np.r_[0.17, np.full(n - 1, 0.8)],
+                   **{"completions/mean_length": np.r_[13.0, np.full(n - 1, 3.8)]})
+    div = detect_divergence(_log(np.zeros(n), **at_once), (0, 1))
+    assert div is not None and "mean completion length 13 → 3.8" in div.sentence() and "entropy 0.17" in div.sentence()
+
+
 def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
     n = 120
     clipped = np.r_[np.zeros(60), np.full(60, 0.9)]

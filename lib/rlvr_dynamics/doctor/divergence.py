@@ -9,7 +9,9 @@ What it detects
       :data:`FLOOR_TOL` of the reward's width), no group has any spread left (the share of zero-std groups ≥
       :data:`ZERO_SPREAD`, or the within-group std ≈ 0, or neither logged), and the policy itself broke: completions
       at the length cap (share ≥ :data:`CAP_SHARE`), the token entropy ≥ :data:`ENTROPY_UP` × or ≤
-      :data:`ENTROPY_DOWN` × its first logged value, the mean completion length ≥ 2× or ≤ ½× its first value, or a
+      :data:`ENTROPY_DOWN` × its level before the reward reached the floor (the median of its last
+      :data:`START_ROWS` values before that stretch; its first value when the reward sat there from the start), the
+      mean completion length ≥ 2× or ≤ ½× that level, or a
       NaN among loss, gradient norm and entropy; or the reward fell to the floor from a start above it.
 
 Why it matters in GRPO
@@ -61,7 +63,8 @@ CAP_SHARE = 0.9
 """Share of completions cut at the length cap that marks a broken policy."""
 ENTROPY_UP = 3.0
 ENTROPY_DOWN = 0.1
-"""The entropy's window mean at ≥ ENTROPY_UP × or ≤ ENTROPY_DOWN × its first logged value."""
+"""The entropy's window mean at ≥ ENTROPY_UP × or ≤ ENTROPY_DOWN × its level before the reward reached the
+floor."""
 START_ROWS = 3
 START_ABOVE = 3.0
 """… or the reward fell there: the mean of its first START_ROWS logged rewards at least START_ABOVE × FLOOR_TOL of
@@ -78,7 +81,8 @@ groups without spread (mean share of zero-std groups ≥ LOST_ZERO_SPREAD where
 logged): a run that fell within its first few logged points, before the collapse rule had a history to judge a
 gain by."""
 LENGTH_FACTOR = 2.0
-"""The mean completion length's window mean ≥ LENGTH_FACTOR × or ≤ 1/LENGTH_FACTOR × its first value."""
+"""The mean completion length's window mean ≥ LENGTH_FACTOR × or ≤ 1/LENGTH_FACTOR × its level before the
+floor."""
 
 
 @dataclass(frozen=True)
@@ -146,15 +150,15 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
         return None
     if zero is None and spread is not None and not np.all(spread <= FLOOR_TOL * width):
         return None
-    broke = _broken_policy(log, win)
+    at_floor = y <= floor + FLOOR_TOL * width           # the stretch at the floor, back from the last row
+    first = int(rows.size - np.argmin(at_floor[::-1])) if not at_floor.all() else 0
+    broke = _broken_policy(log, win, int(rows[first]) if first > 0 else 0)
     start = y[:START_ROWS]
     if float(np.mean(start)) >= floor + START_ABOVE * FLOOR_TOL * width and rows[0] < win[0]:
         broke.append(f"the reward fell to the floor from {float(np.mean(start)):.3g} over its first {start.size} "
                      "logged rows")
     if not broke:
         return None
-    at_floor = y <= floor + FLOOR_TOL * width           # the stretch at the floor, back from the last row
-    first = int(rows.size - np.argmin(at_floor[::-1])) if not at_floor.all() else 0
     return Divergence("blown up", int(log.steps[rows[first]]), broke,
                       {"floor": floor, "rows": int(rows.size - first),
                        "window_steps": [int(log.steps[win[0]]), int(log.steps[win[-1]])]})
@@ -204,26 +208,34 @@ def _window(log: RunLog, concept: str, win: np.ndarray) -> np.ndarray | None:
     return v if v.size else None
 
 
-def _first(log: RunLog, concept: str) -> float:
+def _start(log: RunLog, concept: str, before: int) -> float:
+    """A signal's level before the reward reached the floor: the median of its last :data:`START_ROWS` finite values
+    in the log rows before row ``before`` (the first row of the stretch at the floor); its first finite value when
+    the reward sat at the floor from the start (a learning rate too high from step 1 breaks the policy in one step,
+    so only the first row shows it whole). The policy of a run that learns changes (a completion of 8 tokens
+    before the format is learnt, then 15): its level when it last scored is the one a blow-up breaks."""
     v = log.diagnostic(concept)
     if v is None:
         return math.nan
     v = np.asarray(v, dtype=float)
+    prior = v[:before][np.isfinite(v[:before])]
+    if prior.size:
+        return float(np.median(prior[-START_ROWS:]))
     v = v[np.isfinite(v)]
     return float(v[0]) if v.size else math.nan
 
 
-def _broken_policy(log: RunLog, win: np.ndarray) -> list[str]:
+def _broken_policy(log: RunLog, win: np.ndarray, before: int) -> list[str]:
     out = []
     cap = _window(log, "clipped_ratio", win)
     if cap is not None and cap.mean() >= CAP_SHARE:
         out.append(f"{100 * cap.mean():.0f} % of completions at the length cap")
-    h, h0 = _window(log, "entropy", win), _first(log, "entropy")
+    h, h0 = _window(log, "entropy", win), _start(log, "entropy", before)
     if h is not None and math.isfinite(h0) and h0 > 0:
         ratio = float(h.mean()) / h0
         if ratio >= ENTROPY_UP or ratio <= ENTROPY_DOWN:
             out.append(f"token entropy {h0:.3g} → {h.mean():.3g} (×{ratio:.2g})")
-    L, L0 = _window(log, "response_length", win), _first(log, "response_length")
+    L, L0 = _window(log, "response_length", win), _start(log, "response_length", before)
     if L is not None and math.isfinite(L0) and L0 > 0:
         ratio = float(L.mean()) / L0
         if ratio >= LENGTH_FACTOR or ratio <= 1 / LENGTH_FACTOR:
