@@ -6,6 +6,7 @@ import pytest
 
 from rlvr_dynamics.book import robustness_view as rv
 from rlvr_dynamics.verdicts import robustness as rb
+from rlvr_dynamics.verdicts.headline import headline_text
 
 
 def _alt(name, verdict):
@@ -34,9 +35,17 @@ C2 = claim("X-C2", "FAIL", [dict(setting="paper", verdict="FAIL"), dict(setting=
 C3 = claim("X-C3", "PASS", [dict(setting="exact", verdict="PASS")])
 
 
-def test_fragile_suffix_names_each_headline_an_alternative_moves_to():
-    assert rv.fragile_suffix(C1) == " (fragile: PARTIAL under a; FAIL under b)"
-    assert rv.fragile_suffix(C2) == "" and rv.fragile_suffix(C3) == ""
+def test_verdict_note_names_each_headline_an_alternative_or_the_earlier_headline_rule_moves_to():
+    """One note after a headline wherever it is listed (landing lists, weight of evidence, page headline lines): the
+    alternatives' label, and the headline under the rule before 2026-12-01 when that rule moves it."""
+    assert rv.verdict_note(C1) == " (fragile: PARTIAL under a; FAIL under b)"
+    assert rv.verdict_note(C2) == "" and rv.verdict_note(C3) == ""
+    moved = dict(C3, headline_rule={"changed": True, "previous": "INCONCLUSIVE", "date": "2026-12-01"})
+    assert rv.verdict_note(moved) == " (fragile: INCONCLUSIVE under the headline rule before 2026-12-01)"
+    assert headline_text(moved) == "PASS (fragile: INCONCLUSIVE under the headline rule before 2026-12-01)"
+    both = dict(C1, headline_rule={"changed": True, "previous": "INCONCLUSIVE", "date": "2026-12-01"})
+    assert rv.verdict_note(both) == (" (fragile: PARTIAL under a; FAIL under b; INCONCLUSIVE under the headline rule "
+                                     "before 2026-12-01)")
 
 
 def test_a_fragile_row_under_a_robust_headline_is_labelled_in_its_setting():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..verdicts.headline import holding_row, robustness, row_fragility
+from ..verdicts.headline import headline_note, headline_rule_flip, holding_row, robustness, row_fragility
 from .markup import badge, prose
 
 
@@ -38,22 +38,14 @@ def listed_when(key: str, alternative: str) -> str:
 
 
 def verdict_note(claim: dict) -> str:
-    """What must follow a headline verdict wherever it is listed: its fragile label (:func:`fragile_suffix`) and, when
-    the headline rule of 2026-12-01 moved it, the headline under the rule before, in one parenthesis: " (fragile:
-    FAIL under first-rule-20pct)", " (fragile: INCONCLUSIVE under the headline rule before 2026-12-01)"; else ""."""
-    rob = robustness(claim)
-    parts = [rob["label"]] if rob and rob["label"].startswith("fragile") else []
-    flip = rule_flip(claim)
-    if flip:
-        parts.append(flip if parts else f"fragile: {flip}")
-    return f" ({'; '.join(parts)})" if parts else ""
+    """What must follow a headline verdict wherever it is listed (:func:`rlvr_dynamics.verdicts.headline.headline_note`:
+    its fragile label and the headline under the headline rule before 2026-12-01, in one parenthesis); else ""."""
+    return headline_note(claim)
 
 
 def rule_flip(claim: dict) -> str:
-    """"INCONCLUSIVE under the headline rule before 2026-12-01" when the headline rule of that day moved the claim's
-    headline (the rule before it, rerun on today's rows: one more reasonable analysis that moves it); else ""."""
-    hr = claim.get("headline_rule") or {}
-    return f"{hr['previous']} under the headline rule before {hr['date']}" if hr.get("changed") else ""
+    """"INCONCLUSIVE under the headline rule before 2026-12-01" when that rule moves the headline; else ""."""
+    return headline_rule_flip(claim)
 
 
 def page_cell_note(claim: dict, notebook: str, setting: str, verdict: str | None = None) -> str:
@@ -66,12 +58,6 @@ def page_cell_note(claim: dict, notebook: str, setting: str, verdict: str | None
             and notebook in p.get("notebooks", []) and p["row_label"].startswith("fragile")
             and (verdict is None or p["table"][0]["verdict"] == verdict)]
     return f" ({'; '.join(weak)})" if weak else ""
-
-
-def fragile_suffix(claim: dict) -> str:
-    """" (fragile: PARTIAL under bound-0.05; …)" after a verdict whose headline an alternative moves; else ""."""
-    rob = robustness(claim)
-    return f" ({rob['label']})" if rob and rob["label"].startswith("fragile") else ""
 
 
 def setting_label(claim: dict, setting: str) -> str:

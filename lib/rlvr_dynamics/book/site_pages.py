@@ -22,7 +22,7 @@ from .scorecard import (FRAGILE_SIGN, counts_table, amended_summary, pass_after_
                         scorecard_records, settings_matrix, write_scorecard_downloads)
 from .pages import figure_data_csv, page_figures, page_images
 from .registry import (PAPERS, NotebookEntry)
-from .robustness_view import fragile_suffix, page_cell_note, setting_label, verdict_note, why_text
+from .robustness_view import page_cell_note, setting_label, verdict_note, why_text
 from ..verdicts.headline import holding_row
 from .weight_of_evidence import weight_of_evidence_box
 
@@ -218,8 +218,8 @@ def landing_markdown(verdicts: list[dict], entries: list[NotebookEntry], rows: l
                 f"{summary}."
                 + (" Fragile under another reasonable analysis of the same data (each labelled on its page and the "
                    "scorecard, with the analysis that moves it): " + "; ".join(
-                       f"{c['id']} {c['verdict']}{fragile_suffix(c)}" for c in verdicts if fragile_suffix(c)) + "."
-                   if any(fragile_suffix(c) for c in verdicts) else "")
+                       f"{c['id']} {c['verdict']}{verdict_note(c)}" for c in verdicts if verdict_note(c)) + "."
+                   if any(verdict_note(c) for c in verdicts) else "")
                 + " Claims about GPU-scale models are tested on scaled-down stand-ins or marked N/A; each "
                 "page states its setting in its results box and methods.")
     per_paper = []

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from .claims import DECISIVE_ORDER, SETTINGS
 from .markup import badge, claim_ref, md_code, prose
-from .robustness_view import fragile_suffix, setting_label
+from .robustness_view import setting_label, verdict_note
 from .registry import NotebookEntry, notebook_parameters
 
 GPU_SCRIPT = "tools/gpu_smollm_grid.sh"
@@ -109,9 +109,9 @@ def weight_of_evidence_box(verdicts: list[dict], entries: Iterable[NotebookEntry
     if passes:
         lines.append(f"**{len(exact_only)} of the {len(passes)} PASS verdicts rest on the theory's own exact models "
                      "alone** (closed forms, bandits, token models: no GRPO run decides them): "
-                     + (", ".join(claim_ref(c["id"]) + fragile_suffix(c) for c in exact_only) or "none") + "."
+                     + (", ".join(claim_ref(c["id"]) + verdict_note(c) for c in exact_only) or "none") + "."
                      + (" The PASS verdicts a GRPO run decides: " + "; ".join(
-                         f"{claim_ref(c['id'])} ({_and(deciding_settings(c))}){fragile_suffix(c)}" for c in grpo)
+                         f"{claim_ref(c['id'])} ({_and(deciding_settings(c))}){verdict_note(c)}" for c in grpo)
                         + "." if grpo else ""))
         lines.append("")
     lines.append("Claims whose headline each setting decides (the setting's own verdict is the headline by the headline "

@@ -337,8 +337,28 @@ def holding_row(claim: dict[str, Any], results: dict[str, Any] | None = None) ->
                  and r["verdict"] == claim["verdict"]), decider)
 
 
+def headline_rule_flip(claim: dict[str, Any]) -> str:
+    """"INCONCLUSIVE under the headline rule before 2026-12-01" when the headline rule of that day moved the claim's
+    headline (the rule before it, rerun on today's rows: one more reasonable analysis that moves it); else ""."""
+    hr = claim.get("headline_rule") or {}
+    return f"{hr['previous']} under the headline rule before {hr['date']}" if hr.get("changed") else ""
+
+
+def headline_note(claim: dict[str, Any], results: dict[str, Any] | None = None) -> str:
+    """What follows a headline verdict wherever it is listed, in one parenthesis: its fragile label under the
+    alternative analyses (:func:`robustness`) and, when the headline rule of 2026-12-01 moved it, the headline under
+    the rule before: " (fragile: FAIL under first-rule-20pct)", " (fragile: INCONCLUSIVE under the headline rule
+    before 2026-12-01)"; else ""."""
+    rob = robustness(claim, results)
+    parts = [rob["label"]] if rob and rob["label"].startswith("fragile") else []
+    flip = headline_rule_flip(claim)
+    if flip:
+        parts.append(flip if parts else f"fragile: {flip}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def headline_text(claim: dict[str, Any], results: dict[str, Any] | None = None) -> str:
     """The headline verdict as every page writes it: "FAIL", or "FAIL (fragile: INCONCLUSIVE under welch)" when an
-    alternative analysis (:func:`robustness`) moves it. The verdict value itself is unchanged."""
-    rob = robustness(claim, results)
-    return claim["verdict"] + (f" ({rob['label']})" if rob and rob["label"].startswith("fragile") else "")
+    alternative analysis or the headline rule before 2026-12-01 moves it (:func:`headline_note`). The verdict value
+    itself is unchanged."""
+    return claim["verdict"] + headline_note(claim, results)
