@@ -6,7 +6,7 @@ import pytest
 
 from rlvr_dynamics.book import robustness_view as rv
 from rlvr_dynamics.verdicts import robustness as rb
-from rlvr_dynamics.verdicts.headline import headline_text
+from rlvr_dynamics.verdicts.headline import headline_rule_flip, headline_text
 
 
 def _alt(name, verdict):
@@ -123,8 +123,8 @@ MOVED = {**C3, "headline_rule": dict(date="2026-12-01", previous="FAIL", now="PA
 
 
 def test_a_headline_the_earlier_headline_rule_moves_is_called_fragile_in_every_listing():
-    assert rv.rule_flip(MOVED) == "FAIL under the headline rule before 2026-12-01"
-    assert rv.rule_flip(C3) == "" and rv.rule_flip({**C3, "headline_rule": dict(changed=False)}) == ""
+    assert headline_rule_flip(MOVED) == "FAIL under the headline rule before 2026-12-01"
+    assert headline_rule_flip(C3) == "" and headline_rule_flip({**C3, "headline_rule": dict(changed=False)}) == ""
     assert rv.summary(MOVED) == ("fragile: FAIL under the headline rule before 2026-12-01 (no alternative analysis "
                                  "listed)")
     assert rv.robust_cell(MOVED).startswith("flips under the headline rule before 2026-12-01 (to ")

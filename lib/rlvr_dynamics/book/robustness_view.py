@@ -43,11 +43,6 @@ def verdict_note(claim: dict) -> str:
     return headline_note(claim)
 
 
-def rule_flip(claim: dict) -> str:
-    """"INCONCLUSIVE under the headline rule before 2026-12-01" when that rule moves the headline; else ""."""
-    return headline_rule_flip(claim)
-
-
 def page_cell_note(claim: dict, notebook: str, setting: str, verdict: str | None = None) -> str:
     """The label after one page's cell of a claim (``setting`` on ``notebook``) when that page's row is an audited
     row that is fragile: " (fragile: PARTIAL under bound-0.05)"; else "". With ``verdict`` (the row's or cell's
@@ -89,7 +84,8 @@ def summary(claim: dict) -> str:
     row", or "not audited"."""
     rob = robustness(claim)
     if rob is None:
-        return f"fragile: {rule_flip(claim)} (no alternative analysis listed)" if rule_flip(claim) else "not audited"
+        flip = headline_rule_flip(claim)
+        return f"fragile: {flip} (no alternative analysis listed)" if flip else "not audited"
     held = row_fragility(rob)
     return rob["label"] + (f"; {held}" if held else "")
 
@@ -101,7 +97,7 @@ def robust_cell(claim: dict) -> str:
     if rob is None:
         return (f"flips under the headline rule before {claim['headline_rule']['date']} (to "
                 f"{badge(claim['headline_rule']['previous'], short=True)}); no alternative analysis listed"
-                if rule_flip(claim) else "not audited")
+                if headline_rule_flip(claim) else "not audited")
     if not rob["label"].startswith("fragile"):
         weak = [p for p in rob["rows"] if p["row_label"].startswith("fragile")] if rob.get("held_by") else []
         rows = "; ".join(f"{p['setting']} row flips under {alt} (to {badge(v, short=True)})" for p in weak
@@ -117,7 +113,7 @@ def robustness_fold(claim: dict) -> list[str]:
     row's verdict, the deciding number and the headline it would give; the project's reading; [] when not
     audited."""
     rob = robustness(claim)
-    if rob is None and rule_flip(claim):
+    if rob is None and headline_rule_flip(claim):
         return [f":::{{admonition}} Robustness: {summary(claim)}", ":class: dropdown", "",
                 "No alternative analysis of this claim's rows is listed in `book/robustness.yml`, but one choice "
                 f"the second referee audit named moves its headline: the headline rule. Under the rule before "
