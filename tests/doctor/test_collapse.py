@@ -6,6 +6,7 @@ import pytest
 
 from rlvr_dynamics.doctor.detectors import collapse as C
 from rlvr_dynamics.doctor.detectors import own_rewards as O
+from rlvr_dynamics.runs.noise import resolution_samples
 
 
 def _rise_then_fall(n=60, fall_at=30, top=0.8, low=0.02, noise=0.02, seed=0):
@@ -251,9 +252,39 @@ def test_three_easy_prompts_then_three_hard_ones_are_no_fall_from_the_start():
 
 
 def test_a_one_prompt_start_above_its_next_rewards_is_no_fall_from_the_start():
-    """A first prompt the model happened to solve, then rewards at its usual level: no trend, no event."""
+    """A first prompt the model happened to solve, then rewards at its usual level: no trend, no event. Logged
+    rounded to two decimals, its least common denominator is 100, which is decimals, not 100 completions a step: the
+    tests that need a grid of completions stay off."""
     y = np.r_[0.88, 0.25, 0.25, 0.25, 0.12, 0.25, 0.38, 0.25, 0.12, 0.25]
+    assert resolution_samples(y) == 100 and not O.on_completion_grid(100)
     assert C.collapse_events(np.arange(y.size), y, (0.0, 1.0)) == []
+
+
+def test_a_model_broken_by_its_first_update_is_a_fall_from_its_first_reward():
+    """16 prompts × 4 (rewards k/64): 0.95, then 0.42, 0.16, 0.08, 0.19, 0.30, … The median of the first three (0.42)
+    is already part of the fall, and the run stays above half of it; the first reward alone lies START_FIRST_Z
+    standard errors above the rewards after it once enough of them show their spread. Without that test: no event.
+    A reward blown to 0 after its first row is reported at the first point the rule may report (step 5)."""
+    y = np.round(np.r_[0.95, 0.42, 0.16, 0.08, 0.19, 0.30, 0.27, 0.31, 0.44, 0.23, 0.34, 0.31, 0.47, 0.22, 0.27]
+                 * 64) / 64
+    ev = C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0))
+    assert [(e.kind, e.peak_step, e.recovered_step) for e in ev] == [("confirmed", 1, None)]
+    assert ev[0].peak == y[0] and ev[0].reported_step == 13
+    assert O.start_level_z(y, 11, y[0], first=1) >= O.START_FIRST_Z > O.start_level_z(y, 10, y[0], first=1)
+    blown = np.r_[19 / 64, 0.0, 0.0, 1 / 64, 0.0, 0.0, 0.0, 0.0]
+    ev = C.collapse_events(np.arange(1, blown.size + 1), blown, (0.0, 1.0))
+    assert [(e.kind, e.step, e.reported_step) for e in ev] == [("confirmed", 4, 5)]
+
+
+def test_a_one_prompt_spike_at_the_start_is_no_fall_from_its_first_reward():
+    """A shaped one-prompt reward (a public Unsloth log restarted at its 105th row): 25/32 once (a right answer),
+    then its format reward 1/8. The rewards after the start show eighths, not a grid of 32, and 0.06125 = 49/800 is
+    a decimal, not 800 completions: the first-reward test stays off, and so does every other test."""
+    y = np.r_[0.78125, 0.125, 0.125, 0.125, 0.06125, 0.125, 0.125, 0.125, 0.116, 0.094, 0.125, 0.125]
+    assert O.grid_shown(y[1:4], 32) == 8 and not O.on_completion_grid(800)
+    assert O.fall_from_start(y, 3, 0.0, 0.08, samples=32) is None
+    assert C.collapse_events(np.arange(y.size), y, (0.0, 1.0)) == []
+    assert O.grid_shown(np.r_[0.0, 0.0, 1.0], 64) == 64      # 0 and 1 lie on every grid
 
 
 def test_resolution_sigma_is_the_noise_of_the_fewest_samples_the_reward_can_average():

@@ -13,6 +13,20 @@ What they are for
 
 Dev evidence for the constants
     In :mod:`.collapse`'s docstring (they were set together) and the design notes (2026-12-05).
+    START_FIRST_Z, the grid shown after the start and the factor-5 exclusion (2026-12-06, fixed on the dev part
+    before the test part was scored, the dev part replayed live on the same 1,397 rows): collapses reported within
+    one logged point 117 → 136 of 378 (bisection trials 72 → 79 of 234; the project's runs 3 → 15 of 59, their
+    median latency 28 → 2 points: the p2-lr blow-ups fall from their first reward), collapsed runs read healthy
+    96 → 83 of 399, live stops on collapsing runs: project 43 → 50 of 59, bisection 149 → 162 of 253. Healthy runs
+    with a failure status 50 → 54 of 825, all four bisection trials labelled healthy by their held-out accuracy
+    whose training reward fell from 0.80–0.91 to about 0.3 and stayed there; live stops on healthy runs unchanged
+    but for those (48 → 52). Restarting every healthy non-bisection dev log at every offset (70,328 starts of 20
+    points), starts with a collapse report 317 → 326 (0.45 % → 0.46 %), all nine on the project's own runs
+    (a start at a high point, then the run's usual level). Replaying this test alone on the dev part, START_FIRST_Z
+    = 4 fired at the real first row of two healthy runs (0.33, then 0.13–0.20 for 250 steps), and 6 found 13 of the
+    27 project collapses that 5 finds. Without the
+    grid shown after the start, a public one-prompt Unsloth log restarted at its 105th row (25/32, then its format
+    reward 1/8 and a 49/800) was a collapse.
 """
 from __future__ import annotations
 
@@ -20,6 +34,8 @@ import functools
 import math
 
 import numpy as np
+
+from ...runs.noise import resolution_samples
 
 LEVEL_POINTS = 10
 """The rewards a 2-point halving is compared with: the last LEVEL_POINTS before it (:func:`confirm_points`)."""
@@ -42,6 +58,11 @@ START_LEVEL_SAMPLES = 32
 """A success rate on a grid of k/n with n below this (one or two prompts a step) sits at the level of whichever
 prompts were drawn: three easy prompts, then three hard ones, is its noise, not a fall; continuous rewards (no grid)
 neither, as their prompts per step are unknown. Only the rank trend judges their start."""
+START_FIRST_Z = 5.0
+"""… or when the first reward alone lies START_FIRST_Z standard errors above the rewards logged after it, none of
+them above it (same grid condition): the first update broke a model that scored (0.95, 0.42, 0.16, 0.08, 0.19, 0.30,
+…), and the median of the first 3 rewards is already part of the fall. One reward is noisier than a median of three:
+a stricter bound than START_LEVEL_Z (dev: 4 called the real starts of two healthy runs a collapse)."""
 JUMP_LEVEL_SHARE = 0.125
 """A jump is reported at the point only when :func:`level_share` ≤ this: none of the 10 rewards before it came as
 low; else the halving rule decides, one point later."""
@@ -136,39 +157,66 @@ def start_trend_p(y: np.ndarray) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
-def start_level_z(y: np.ndarray, i: int, level: float, sigma_floor: float = 0.0) -> float:
-    """How many standard errors the start level m₃ (the median of the first 3 rewards) lies above the mean of the
-    rewards logged after them, up to point ``i``: ``(m₃ − ȳ_B) / (σ̂_B·√(1/3 + 1/n_B))``, σ̂_B the standard deviation
-    of those n_B rewards × :func:`small_sample_factor` (the noise of the run *after* its fall: the prefix's σ̂
-    holds the fall itself), at least ``sigma_floor`` (the rewards' resolution, :mod:`.collapse`). A two-sample test
-    of the start against what followed it, one point at a time; −∞ before 2 rewards follow the first 3."""
-    after = y[3: i + 1]
+def start_level_z(y: np.ndarray, i: int, level: float, sigma_floor: float = 0.0, first: int = 3) -> float:
+    """How many standard errors the start level (m₃, the median of the first ``first`` = 3 rewards, or the first
+    reward alone for ``first`` = 1) lies above the mean of the rewards logged after them, up to point ``i``:
+    ``(level − ȳ_B) / (σ̂_B·√(1/first + 1/n_B))``, σ̂_B the standard deviation of those n_B rewards ×
+    :func:`small_sample_factor` (the noise of the run *after* its fall: the prefix's σ̂ holds the fall itself), at
+    least ``sigma_floor`` (the rewards' resolution, :mod:`.collapse`). A two-sample test of the start against what
+    followed it, one point at a time; −∞ before 2 rewards follow the start."""
+    after = y[first: i + 1]
     if after.size < 2:
         return -math.inf
     sigma = max(float(np.std(after, ddof=1)) * small_sample_factor(after.size), sigma_floor)
     if sigma <= 0:
         return math.inf if level > float(np.mean(after)) else -math.inf
-    return (level - float(np.mean(after))) / (sigma * math.sqrt(1 / 3 + 1 / after.size))
+    return (level - float(np.mean(after))) / (sigma * math.sqrt(1 / first + 1 / after.size))
 
 
 def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.0,
-                    samples: int | None = None) -> tuple[float, float, float] | None:
+                    samples: int | None = None) -> tuple[float, float, float, int] | None:
     """A fall from the run's start at point i (:mod:`.collapse`'s docstring): the 2-point mean below the half line
     ``floor + ½·(m₃ − floor)`` of the start level m₃ (the median of the first 3 rewards), and either every reward so
     far trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`, or the start level
     :data:`START_LEVEL_Z` standard errors above the rewards after it (:func:`start_level_z`; a noisy fall whose
     rewards do not fall in order), the latter only for rewards on a grid of ``samples`` ≥ :data:`START_LEVEL_SAMPLES`
-    completions a step. Returns (m₃, half line, 2-point mean), or None when it does not hold."""
+    completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward alone is a start level too, when no reward since rose above
+    it, the 2-point mean is below half of it and it lies :data:`START_FIRST_Z` standard errors above the rewards
+    after it (a model broken by its first update). Returns (start level, half line, 2-point mean, index of the
+    start level's reward), or None when it does not hold."""
+    value = float(y[i - 1] + y[i]) / 2
     level = float(np.median(y[:3]))
     half = floor + 0.5 * (level - floor)
-    value = float(y[i - 1] + y[i]) / 2
-    if level <= floor or value >= half:
-        return None
-    by_level = samples is not None and samples >= START_LEVEL_SAMPLES and \
-        start_level_z(y, i, level, sigma_floor) >= START_LEVEL_Z
-    if not by_level and start_trend_p(y[: i + 1]) > START_TREND_ALPHA:
-        return None
-    return level, half, value
+    if level > floor and value < half and (
+            (on_completion_grid(grid_shown(y[3: i + 1], samples))
+             and start_level_z(y, i, level, sigma_floor) >= START_LEVEL_Z)
+            or start_trend_p(y[: i + 1]) <= START_TREND_ALPHA):
+        return level, half, value, int(np.argsort(y[:3], kind="stable")[1])
+    first = float(y[0])
+    half = floor + 0.5 * (first - floor)
+    if first > floor and value < half and float(np.max(y[1: i + 1])) <= first and \
+            on_completion_grid(grid_shown(y[1: i + 1], samples)) and \
+            start_level_z(y, i, first, sigma_floor, first=1) >= START_FIRST_Z:
+        return first, half, value, 0
+    return None
+
+
+def grid_shown(after: np.ndarray, samples: int | None) -> int | None:
+    """The resolution that the rewards after the start show, which the test's noise floor relies on: the least
+    common denominator of those strictly between 0 and 1 (0 and 1 lie on every grid), or ``samples`` (every reward
+    so far) when none is. A one-prompt shaped reward that scored 25/32 once and then its format reward 1/8 three
+    times is on a grid of 32 only through its first value: the rewards after it show eighths."""
+    inner = after[(after > 0.0) & (after < 1.0)]
+    return samples if inner.size == 0 else resolution_samples(inner)
+
+
+def on_completion_grid(samples: int | None) -> bool:
+    """The rewards are success rates on a grid of k/n with n ≥ :data:`START_LEVEL_SAMPLES` completions a step
+    (``samples``: their least common denominator, :func:`rlvr_dynamics.runs.noise.resolution_samples`). A
+    denominator with a factor 5 is what decimal numbers leave, not a count of completions: a reward rounded to two
+    decimals (0.88 = 22/25, 0.38 = 19/50: lcm 50), or a shaped reward of decimal parts (0.06125 = 49/800). Group
+    sizes of 5 or 10 lose the test with them; the rank trend still judges their start."""
+    return samples is not None and samples >= START_LEVEL_SAMPLES and samples % 5 != 0
 
 
 @functools.lru_cache(maxsize=256)
