@@ -487,12 +487,17 @@ def test_a_run_blown_up_from_step_one_is_stopped_as_diverged(cache, tmp_path, lr
     within 20 steps: reward 0, every group zero-std, completions at the cap, entropy → 0, gradient norm 0. The
     collapse rule needs a gain to lose and never fires; the doctor reads ``diverged`` and stops the run within 10
     logged rows of the first zero-reward row, at TRL's default ``logging_steps`` (10). The same run at 3e-3 learns
-    and is not stopped."""
+    and is not stopped.
+
+    Adam without momentum (β1 = 0): a zero gradient is then a zero update, so the broken policy stays broken. With
+    β1 = 0.9 the decaying momentum kept moving it after the gradient vanished, and whether it wandered back out
+    depended on the seed and on the thread count (seed 4 never blew up; seed 3 recovered at one thread in the
+    order the suite ran). β1 = 0 blew up and stayed at 0 for seeds 3, 4, 5 at 1 and 2 threads."""
     from rlvr_dynamics.doctor.live import RunDoctor
     from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
 
     trainer = _trl_user_trainer(smoke_config(), tmp_path / "run", reward_funcs=[_one_or_two_digits], max_steps=150,
-                                learning_rate=lr, adam_beta1=0.9, num_iterations=1, report_to="none",
+                                learning_rate=lr, adam_beta1=0.0, num_iterations=1, report_to="none",
                                 save_steps=10 ** 6)
     assert trainer.args.logging_steps == 10
     doctor = RunDoctor(every=10, stop_on_instability=True)
