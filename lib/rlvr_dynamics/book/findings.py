@@ -102,7 +102,8 @@ def _shared_log_coverage(book_dir: Path) -> tuple[float, int, int] | None:
 
 def _status_first_lines(bench: dict) -> list[str]:
     """Section 6's first paragraph: the status and collapse report on runs whose outcome is known, from the
-    benchmark's failure targets (real course logs: development data; the corpus test part: scored once)."""
+    benchmark's failure targets (real course logs: development data; the corpus test part: scored after each rule
+    change)."""
     fails = bench.get("failures", {})
     cs = next((v["targets"] for k, v in fails.items() if "CS336" in k), None)
     test = fails.get("test part", {}).get("targets")
@@ -116,7 +117,9 @@ def _status_first_lines(bench: dict) -> list[str]:
             f"point of the reward's "
             f"halving on {cs['reported_within_one']} of {cs['collapses']}, and {cs['healthy_with_failure_status']} "
             f"of {cs['healthy']} healthy runs get a failure status. On the corpus test part (simulated and tiny-model "
-            f"runs, scored once with the committed rules) the report comes within one logged point on only "
+            f"runs; scored again after each rule change fixed on the development part, so no longer a clean test: "
+            f"{{doc}}`the benchmark </doctor-benchmark>` tells each scoring) the report comes within one logged "
+            f"point on only "
             f"{test['reported_within_one']} of {test['collapses']} collapses (median latency "
             f"{test['report_latency_median']:.0f} points, {test['missed']} missed), "
             f"{test['collapsed_with_healthy_status']} of {test['collapse_runs']} collapsed runs still get a healthy "
