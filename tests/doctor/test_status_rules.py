@@ -140,3 +140,17 @@ def test_a_one_prompt_reward_at_a_low_success_rate_does_not_lose_its_start():
     assert detect_divergence(log([0.125] * 3 + [0.0] * 5), (0.0, 1.0)) is None
     lost = detect_divergence(log([0.75] * 3 + [0.0] * 5), (0.0, 1.0))
     assert lost is not None and lost.kind == "lost its start"
+
+
+def test_a_collapse_that_broke_the_policy_names_the_blow_up_once_in_its_evidence():
+    """A model broken by its first update (16 prompts × 4: 19/64, then 0 with no spread and the entropy gone) is
+    ``collapsed``: the collapse says more (the level it fell from), and the blow-up follows it in the evidence, from
+    its step on, the step written once."""
+    n = 40
+    r = np.r_[19 / 64, np.zeros(n - 1)]
+    log = _log(r, frac_reward_zero_std=np.r_[0.5, np.ones(n - 1)], entropy=np.r_[0.8, np.full(n - 1, 0.01)])
+    div = detect_divergence(log, (0, 1))
+    st = decide_status(log, (0, 1))
+    assert st.state == "collapsed" and st.step == 4 and st.numbers["diverged"]["step"] == div.step == 2
+    assert "; since step 2 (39 logged rows) with no spread left in any group, and the policy broke: " in st.evidence
+    assert "since step 2 2" not in st.evidence and st.evidence.count("since step") == 1

@@ -155,8 +155,8 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
     broke = _broken_policy(log, win, int(rows[first]) if first > 0 else 0)
     start = y[:START_ROWS]
     if float(np.mean(start)) >= floor + START_ABOVE * FLOOR_TOL * width and rows[0] < win[0]:
-        broke.append(f"the reward fell to the floor from {float(np.mean(start)):.3g} over its first {start.size} "
-                     "logged rows")
+        broke.append(f"the reward fell to the floor from a start above it (its first {start.size} logged rewards "
+                     f"average {float(np.mean(start)):.3g})")
     if not broke:
         return None
     return Divergence("blown up", int(log.steps[rows[first]]), broke,

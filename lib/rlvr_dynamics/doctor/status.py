@@ -190,9 +190,16 @@ def _decide(log, steps, r, reward_bounds, detections, events, cross) -> Status:
     if div is None:
         return status
     if status.state == "collapsed":      # the collapse says more (peak → now); the blow-up is its aftermath
-        return replace(status, evidence=f"{status.evidence}; since step {div.step} {div.sentence().split(' since step ', 1)[-1]}",
+        return replace(status, evidence=f"{status.evidence}; {_blow_up_clause(div)}",
                        numbers={**status.numbers, "diverged": {"step": div.step, "signals": div.signals}})
     return Status("diverged", div.step, div.sentence(), {"kind": div.kind, "signals": div.signals, **div.numbers})
+
+
+def _blow_up_clause(div) -> str:
+    """The divergence's sentence as a clause after a collapse's evidence: from its step on ("since step 2 (99 logged
+    rows) with no spread left in any group, and the policy broke: …")."""
+    sentence = div.sentence()
+    return f"since step {sentence.split(' since step ', 1)[1]}" if " since step " in sentence else sentence
 
 
 def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> Status:
