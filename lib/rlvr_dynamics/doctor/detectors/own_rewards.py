@@ -24,9 +24,8 @@ Dev evidence for the constants
     points), starts with a collapse report 317 → 326 (0.45 % → 0.46 %), all nine on the project's own runs
     (a start at a high point, then the run's usual level). Replaying this test alone on the dev part, START_FIRST_Z
     = 4 fired at the real first row of two healthy runs (0.33, then 0.13–0.20 for 250 steps), and 6 found 13 of the
-    27 project collapses that 5 finds. Without the
-    grid shown after the start, a public one-prompt Unsloth log restarted at its 105th row (25/32, then its format
-    reward 1/8 and a 49/800) was a collapse.
+    27 project collapses that 5 finds. Without the grid shown after the start, a public one-prompt Unsloth log
+    restarted at its 105th row (25/32, then its format reward 1/8 and a 49/800) was a collapse.
 """
 from __future__ import annotations
 
@@ -180,9 +179,9 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
     far trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`, or the start level
     :data:`START_LEVEL_Z` standard errors above the rewards after it (:func:`start_level_z`; a noisy fall whose
     rewards do not fall in order), the latter only for rewards on a grid of ``samples`` ≥ :data:`START_LEVEL_SAMPLES`
-    completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward alone is a start level too, when no reward since rose above
-    it, the 2-point mean is below half of it and it lies :data:`START_FIRST_Z` standard errors above the rewards
-    after it (a model broken by its first update). Returns (start level, half line, 2-point mean, index of the
+    completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward
+    alone is a start level too, when no reward since rose above it, the 2-point mean is below half of it and it lies
+    :data:`START_FIRST_Z` standard errors above the rewards after it (a model broken by its first update). Returns (start level, half line, 2-point mean, index of the
     start level's reward), or None when it does not hold."""
     value = float(y[i - 1] + y[i]) / 2
     level = float(np.median(y[:3]))
