@@ -276,6 +276,19 @@ def test_a_model_broken_by_its_first_update_is_a_fall_from_its_first_reward():
     assert [(e.kind, e.step, e.reported_step) for e in ev] == [("confirmed", 4, 5)]
 
 
+def test_a_log_averaged_over_ten_steps_keeps_the_first_reward_test():
+    """TRL's ``logging_steps = 10`` averages 10 steps of 8 completions: rewards on a grid of 80, one factor 5, which
+    is a count of completions. Decimals leave a factor 25 (two decimals: 100, three: 1000, 49/800): those stay off.
+    A reward blown to 0 after its first row, logged on that grid, is reported within two points of its fall (with a
+    factor 5 refused, as before 2026-12-06, it was not reported at all)."""
+    assert O.on_completion_grid(80) and O.on_completion_grid(640) and O.on_completion_grid(64)
+    assert not any(O.on_completion_grid(n) for n in (25, 50, 100, 800, 1000, 16))
+    blown = np.r_[24 / 80, 0.0, 0.0, 1 / 80, 0.0, 0.0, 0.0, 0.0]
+    assert resolution_samples(blown) == 80
+    ev = C.collapse_events(np.arange(1, blown.size + 1), blown, (0.0, 1.0))
+    assert [(e.kind, e.step, e.reported_step) for e in ev] == [("confirmed", 5, 6)]
+
+
 def test_a_one_prompt_spike_at_the_start_is_no_fall_from_its_first_reward():
     """A shaped one-prompt reward (a public Unsloth log restarted at its 105th row): 25/32 once (a right answer),
     then its format reward 1/8. The rewards after the start show eighths, not a grid of 32, and 0.06125 = 49/800 is

@@ -118,6 +118,20 @@ def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
         assert bool(warn[60:].any()) is warns
 
 
+def test_the_length_cap_share_of_eight_completions_is_read_against_its_noise():
+    """1 prompt × 8 completions: a share swinging around 35 % (0 of 8 one step, 5 of 8 the next) is not completions
+    running into the cap; the same share climbing from 5 % to 70 % is, and so is an exact share (a large batch)
+    jumping from 0 to 0.9."""
+    rng = np.random.default_rng(3)
+    for seed in range(8):
+        noisy = np.random.default_rng(seed).binomial(8, 0.35, 300) / 8
+        assert not pre.length_cap(noisy).any(), seed
+    climb = rng.binomial(8, np.r_[np.full(60, 0.05), np.linspace(0.05, 0.7, 30), np.full(60, 0.7)]) / 8
+    assert pre.length_cap(climb)[60:].any() and not pre.length_cap(climb)[:60].any()
+    jump = np.r_[np.zeros(30), np.full(30, 0.9)]
+    assert np.flatnonzero(pre.length_cap(jump))[0] <= 32
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_noisy_run_that_trends_is_not_noise_only(seed):
     """The issue's logging_steps=1 run: 1 prompt × 8 completions rising 0.69 → 0.86 over 150 steps. Its noise ceiling

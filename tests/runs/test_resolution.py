@@ -4,7 +4,10 @@ import math
 
 import pytest
 
-from rlvr_dynamics.runs.noise import RESOLUTION_MAX, bernoulli_sigma, resolution_samples, value_denominator
+import numpy as np
+
+from rlvr_dynamics.runs.noise import (RESOLUTION_MAX, bernoulli_sigma, resolution_samples, running_resolution,
+                                    value_denominator, wilson_upper)
 
 
 def test_value_denominator_is_the_smallest_exact_one():
@@ -28,3 +31,22 @@ def test_bernoulli_sigma_is_the_binomial_standard_error():
     assert bernoulli_sigma(0.125, 8) == pytest.approx(math.sqrt(0.125 * 0.875 / 8))
     assert bernoulli_sigma(0.0, 8) == 0.0 and bernoulli_sigma(1.0, 8) == 0.0
     assert bernoulli_sigma(0.5, None) == 0.0
+
+
+def test_running_resolution_is_the_grid_shown_so_far():
+    assert running_resolution([0.0, 0.0, 0.25, 0.625, 1.0]).tolist() == [0, 0, 4, 8, 8]
+    assert running_resolution([0.0, 1.0, 1.0]).tolist() == [0, 0, 0]          # 0 and 1 lie on every grid
+    assert running_resolution([0.5, 0.6345501542, 0.5]).tolist() == [2, 0, 0]  # off every grid: continuous for good
+    assert running_resolution([1 / 997, 1 / 991]).tolist() == [997, 0]        # past RESOLUTION_MAX
+
+
+def test_wilson_upper_bound_closed_forms():
+    z = 2.0
+    for n in (8, 16, 64):                                    # 0 of n: z²/(n + z²)
+        assert float(wilson_upper(0.0, n, z)) == pytest.approx(z * z / (n + z * z))
+    assert float(wilson_upper(1.0, 8, z)) == pytest.approx(1.0)
+    p, n = 0.3, 50
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert float(wilson_upper(p, n, z)) == pytest.approx((centre + half) / (1 + z * z / n))
+    grows = wilson_upper(np.full(3, 0.1), np.array([8, 80, 800]), z)
+    assert np.all(np.diff(grows) < 0) and grows[-1] > 0.1    # more trials, a tighter bound, always above p

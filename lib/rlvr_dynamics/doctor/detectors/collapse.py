@@ -71,7 +71,7 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       lies START_LEVEL_Z standard errors above the mean of the rewards after the first three (the noise: their
       standard deviation × the small-sample factor, at least the resolution floor below; :func:`start_level_z`):
       a noisy fall whose rewards do not fall in order (0.88, 0.66, 0.05, 0.33, 0.16, …) has no significant rank
-      trend for many points. On such a grid (shown by the rewards after the start, no factor 5 in it:
+      trend for many points. On such a grid (shown by the rewards after the start, no factor 25 in it:
       :func:`on_completion_grid`) the first reward alone is a start level too, at START_FIRST_Z: a model broken by
       its first update (0.95, 0.42, 0.16, …) has m₃ inside the fall (dev evidence: :mod:`.own_rewards`).
     * No event before the 4th logged point. After an event the rule re-arms once the trailing mean is back above

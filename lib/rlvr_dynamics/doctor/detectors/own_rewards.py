@@ -13,7 +13,7 @@ What they are for
 
 Dev evidence for the constants
     In :mod:`.collapse`'s docstring (they were set together) and the design notes (2026-12-05).
-    START_FIRST_Z, the grid shown after the start and the factor-5 exclusion (2026-12-06, fixed on the dev part
+    START_FIRST_Z, the grid shown after the start and the decimal exclusion (2026-12-06, fixed on the dev part
     before the test part was scored, the dev part replayed live on the same 1,397 rows): collapses reported within
     one logged point 117 → 136 of 378 (bisection trials 72 → 79 of 234; the project's runs 3 → 15 of 59, their
     median latency 28 → 2 points: the p2-lr blow-ups fall from their first reward), collapsed runs read healthy
@@ -26,6 +26,13 @@ Dev evidence for the constants
     = 4 fired at the real first row of two healthy runs (0.33, then 0.13–0.20 for 250 steps), and 6 found 13 of the
     27 project collapses that 5 finds. Without the grid shown after the start, a public one-prompt Unsloth log
     restarted at its 105th row (25/32, then its format reward 1/8 and a 49/800) was a collapse.
+    The decimal exclusion was a factor 5 at first; it is a factor 25 since a later change (fixed on the dev part before
+    the test part's eighth scoring): the dev logs averaged over 10 steps, as TRL's ``logging_steps = 10`` logs them
+    (denominators 80, 640: one factor 5), lost both start-level tests with it. On those averaged logs (the project's,
+    CS336 and shared dev runs with at least 80 rows: 55 collapses, 151 healthy runs) collapses reported within one
+    logged point 3 → 14 of 55, missed 49 → 22, healthy runs with a failure status 2 → 2; restarts of the averaged
+    healthy logs at every offset 20 → 23 collapse reports of 6,111 (the three on noisy SmolLM2 runs). The dev part as
+    logged did not move (no run of it has such a grid).
 """
 from __future__ import annotations
 
@@ -107,11 +114,11 @@ def rank_fall_p(y: np.ndarray, i: int, w: int) -> float:
 
 def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float) -> float:
     """p = (b + ½)/(L + 1) (Krichevsky–Trofimov): the share of the L ≤ :data:`LEVEL_POINTS` rewards before a fall
-    that were already as low as the rewards since it, b of L. The level: the rewards before the stretch of rewards
-    below the half line that holds point ``i`` (the halving, or the jump); "as low": at most σ̂ above the highest
-    reward below the line from ``i`` to ``now``. 0 while fewer than LEVEL_POINTS rewards precede the stretch (no
-    level to judge by: k = 2 and the jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards whatever their distribution, that one more reward of
-    the level it fell from comes that low."""
+    that were already as low as the rewards since it, b of L. The level: the rewards before the stretch of rewards below
+    the half line that holds point ``i`` (the halving, or the jump); "as low": at most σ̂ above the highest reward below
+    the line from ``i`` to ``now``. 0 while fewer than LEVEL_POINTS rewards precede the stretch (no level to judge
+    by: k = 2 and the jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards
+    whatever their distribution, that one more reward of the level it fell from comes that low."""
     j = i if y[i] < half else i + 1
     while j > 0 and y[j - 1] < half:
         j -= 1
@@ -179,10 +186,10 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
     far trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`, or the start level
     :data:`START_LEVEL_Z` standard errors above the rewards after it (:func:`start_level_z`; a noisy fall whose
     rewards do not fall in order), the latter only for rewards on a grid of ``samples`` ≥ :data:`START_LEVEL_SAMPLES`
-    completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward
-    alone is a start level too, when no reward since rose above it, the 2-point mean is below half of it and it lies
-    :data:`START_FIRST_Z` standard errors above the rewards after it (a model broken by its first update). Returns (start level, half line, 2-point mean, index of the
-    start level's reward), or None when it does not hold."""
+    completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward alone
+    is a start level too, when no reward since rose above it, the 2-point mean is below half of it and it lies
+    :data:`START_FIRST_Z` standard errors above the rewards after it (a model broken by its first update). Returns
+    (start level, half line, 2-point mean, index of the start level's reward), or None when it does not hold."""
     value = float(y[i - 1] + y[i]) / 2
     level = float(np.median(y[:3]))
     half = floor + 0.5 * (level - floor)
@@ -212,10 +219,12 @@ def grid_shown(after: np.ndarray, samples: int | None) -> int | None:
 def on_completion_grid(samples: int | None) -> bool:
     """The rewards are success rates on a grid of k/n with n ≥ :data:`START_LEVEL_SAMPLES` completions a step
     (``samples``: their least common denominator, :func:`rlvr_dynamics.runs.noise.resolution_samples`). A
-    denominator with a factor 5 is what decimal numbers leave, not a count of completions: a reward rounded to two
-    decimals (0.88 = 22/25, 0.38 = 19/50: lcm 50), or a shaped reward of decimal parts (0.06125 = 49/800). Group
-    sizes of 5 or 10 lose the test with them; the rank trend still judges their start."""
-    return samples is not None and samples >= START_LEVEL_SAMPLES and samples % 5 != 0
+    denominator with a factor 25 is what decimal numbers leave, not a count of completions: a reward rounded to two
+    decimals (0.88 = 22/25, 0.38 = 19/50: lcm 50) or three (lcm 1000 = 8·125), or a shaped reward of decimal parts
+    (0.06125 = 49/800). One factor 5 is a count: TRL's ``logging_steps = 10`` averages 10 steps of 8 completions into
+    eightieths. Group sizes of 25 (or 5 averaged over 5 steps) lose the test with the decimals; the rank trend still
+    judges their start."""
+    return samples is not None and samples >= START_LEVEL_SAMPLES and samples % 25 != 0
 
 
 @functools.lru_cache(maxsize=256)
