@@ -289,6 +289,17 @@ def test_a_log_averaged_over_ten_steps_keeps_the_first_reward_test():
     assert [(e.kind, e.step, e.reported_step) for e in ev] == [("confirmed", 5, 6)]
 
 
+def test_one_prompt_a_step_has_no_one_point_jump():
+    """One prompt × 8 completions: four prompts solved, then one the model cannot do (a noisy SmolLM2 run restarted
+    at its 139th step: 1, 1, 1, 1, 1, 0, 1, 0). One reward is which prompt came, not a collapse reported at the
+    point; on a grid of 64 completions the same shape of fall is a jump."""
+    for y in (np.r_[1.0, 1.0, 1.0, 1.0, 0.0, 0.875, 0.0, 1.0, 1.0], np.r_[1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]):
+        assert not [e for e in C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0)) if e.kind == "jump"]
+    y = np.r_[57, 63, 58, 62, 57, 63, 58, 0, 57, 62, 58] / 64
+    ev = C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0))
+    assert [(e.kind, e.step, e.reported_step) for e in ev] == [("jump", 8, 8)]
+
+
 def test_a_one_prompt_spike_at_the_start_is_no_fall_from_its_first_reward():
     """A shaped one-prompt reward (a public Unsloth log restarted at its 105th row): 25/32 once (a right answer),
     then its format reward 1/8. The rewards after the start show eighths, not a grid of 32, and 0.06125 = 49/800 is

@@ -122,8 +122,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ...runs.noise import RESOLUTION_MAX, bernoulli_sigma, step_sigma, value_denominator
-from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_POINTS, confirm_points, fall_from_start, level_held,
-                          level_share, rank_fall_p, small_sample_factor)
+from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_LEVEL_SAMPLES, START_POINTS, confirm_points,
+                          fall_from_start, level_held, level_share, rank_fall_p, small_sample_factor)
 
 W_MAX = 20
 """Longest trailing window (logged points)."""
@@ -139,7 +139,9 @@ JUMP_OVER_LARGEST = 1.5
 """… and the fall exceeds this many times the largest one-step fall before it (heavy-tailed rewards, e.g. one prompt
 per step with a shaped reward, fall by many σ̂ now and then: the jump must be unlike anything seen)."""
 JUMP_MIN_POINTS = 3
-"""The jump path needs this many rewards before the point (a noise estimate worth the name)."""
+"""The jump path needs this many rewards before the point (a noise estimate worth the name), and a reward that is not
+a success rate of fewer than START_LEVEL_SAMPLES completions a step (one or two prompts: one reward is which prompt
+came; dev evidence in the design notes, 2026-12-06)."""
 FIRST_POINT = 3
 """Index of the first logged point that can hold a halving (the 4th)."""
 RECOVERY = 0.75
@@ -348,11 +350,12 @@ class CollapseTracker:
                 #                           the line while the 2-point mean stays below it (a noisy slow fall)
         if self._armed and i >= FIRST_POINT and short.hist and short.peak > -math.inf:
             largest = self._largest_drop if i >= 2 else math.inf
+            few = self._samples is not None and self._samples < START_LEVEL_SAMPLES    # one or two prompts a step
             for track, w, s_i, sig in tracks:
                 info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, unit, largest)
                 if info is None:
                     continue
-                if info["jump"] and level_share(y, i, i, sig, info["half"]) <= JUMP_LEVEL_SHARE:
+                if info["jump"] and not few and level_share(y, i, i, sig, info["half"]) <= JUMP_LEVEL_SHARE:
                     self.done.append(_event(info, kind="jump", reported=t_i))
                     self._open, self._armed, self._pending = info, False, None
                     break
