@@ -168,3 +168,13 @@ def test_a_collapse_that_broke_the_policy_names_the_blow_up_once_in_its_evidence
     assert st.state == "collapsed" and st.step == 4 and st.numbers["diverged"]["step"] == div.step == 2
     assert "; since step 2 (39 logged rows) with no spread left in any group, and the policy broke: " in st.evidence
     assert "since step 2 2" not in st.evidence and st.evidence.count("since step") == 1
+
+
+def test_a_reward_on_an_exact_line_prints_a_bounded_slope_t():
+    """A reward exported smoothed (or synthetic) can lie on a near-exact line: its slope t is ~1e15. The evidence
+    says "slope t ≥ 100", never a 16-digit number; an ordinary t keeps its value."""
+    st = decide_status(_log(np.linspace(0.2, 0.65, 150)), (0, 1))
+    assert st.state == "rising" and "slope t ≥ 100 > 2" in st.evidence, st.evidence
+    rng = np.random.default_rng(0)
+    st = decide_status(_log(np.linspace(0.2, 0.65, 150) + rng.normal(0, 0.05, 150)), (0, 1))
+    assert st.state == "rising" and "slope t = " in st.evidence and "≥ 100" not in st.evidence, st.evidence

@@ -160,6 +160,31 @@ def test_repeated_step_with_different_values_is_an_error_naming_both_lines(tmp_p
     assert log.series["eval_reward"][1] == 0.5 and log.reward[1] == 0.2
 
 
+def test_a_log_a_resumed_run_appended_to_is_read_from_its_later_rows(tmp_path):
+    """A callback that appends to one file across a resume: steps 1–6, then (resumed from the checkpoint at step 4)
+    5–8. The steps redone are read from the later rows, the earlier ones dropped and counted; resumed twice, the
+    same. A step repeated without going back stays the error of the test above, and evaluation rows appended after
+    training at lower steps (other columns) are merged, not cut."""
+    p = tmp_path / "appended.csv"
+    p.write_text("step,reward\n1,0.1\n2,0.2\n3,0.3\n4,0.4\n5,0.5\n6,0.6\n5,0.45\n6,0.55\n7,0.65\n8,0.75\n")
+    log = load_log(p)
+    assert log.steps.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert log.reward.tolist() == [0.1, 0.2, 0.3, 0.4, 0.45, 0.55, 0.65, 0.75]
+    assert any("the steps go back 1 time(s) (at" in n and "line 8: step 5 after 6" in n and "2 earlier rows" in n
+               for n in log.read_notes), log.read_notes
+    p.write_text("step,reward\n1,0.1\n2,0.2\n3,0.3\n4,0.4\n3,0.35\n4,0.45\n5,0.5\n2,0.25\n3,0.3\n")
+    log = load_log(p)
+    assert log.reward.tolist() == [0.1, 0.25, 0.3]           # the last resume (from step 1) redid steps 2 on
+    assert log.steps.tolist() == [1, 2, 3] and any("go back 2 time(s)" in n for n in log.read_notes)
+    p.write_text("step,reward\n1,0.1\n2,0.2\n3,0.3\n3,0.9\n2,0.25\n")
+    with pytest.raises(ValueError, match="step 3 is repeated"):
+        load_log(p)
+    p.write_text("step,reward,eval_reward\n1,0.1,\n2,0.2,\n3,0.3,\n4,0.4,\n2,,0.5\n4,,0.6\n")
+    log = load_log(p)
+    assert log.reward.tolist() == [0.1, 0.2, 0.3, 0.4] and log.series["eval_reward"][[1, 3]].tolist() == [0.5, 0.6]
+    assert not any("go back" in n for n in log.read_notes)
+
+
 def test_extra_fields_name_the_line(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("step,reward\n1,0.1\n2,0.2,9\n")

@@ -272,11 +272,17 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     m = max(RISING_MIN_POINTS, int(math.ceil(0.25 * r.size)))
     if math.isfinite(t) and t > RISING_T or t == math.inf:
         return Status("rising", int(steps[-1]),
-                      f"the reward still rises over the last {min(m, r.size)} logged points (slope t = {t:.1f} > "
+                      f"the reward still rises over the last {min(m, r.size)} logged points ({_slope_t(t)} > "
                       f"{RISING_T:g})", {"slope_t": t})
     return Status("plateaued", int(steps[-1]),
-                  f"no significant trend over the last {min(m, r.size)} logged points (slope t = {t:.1f}); mean "
+                  f"no significant trend over the last {min(m, r.size)} logged points ({_slope_t(t)}); mean "
                   f"{float(np.mean(r[-min(m, r.size):])):.3g}", {"slope_t": t})
+
+
+def _slope_t(t: float) -> str:
+    """``slope t = 4.8``; beyond ±100 (a reward that lies on a near-exact line, e.g. a smoothed export) the bound,
+    not a 16-digit number."""
+    return f"slope t = {t:.1f}" if abs(t) < 100 else f"slope t {'≥' if t > 0 else '≤'} {100 if t > 0 else -100}"
 
 
 def crash_z(steps: np.ndarray, r: np.ndarray, ev: CollapseEvent) -> tuple[float, float]:

@@ -161,6 +161,35 @@ def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output
     return StepTable(path, step_key, merged, {s: where(path, rows, i) for s, i in origin.items()}, bad)
 
 
+def resumed_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output) -> tuple[StepTable, str | None]:
+    """:func:`step_table` of one source, and a read note or None. A file whose steps go back (a run resumed from a
+    checkpoint that appended to the log the run before it wrote: steps 1–100, then 81–150) repeats steps with other
+    values; it is read as segments cut where the step goes back, each covering every step from its first on, the
+    later winning (:func:`combine`). Only a file :func:`step_table` refuses is cut, so rows appended out of order
+    with other columns (evaluations after training) are merged as before; a step repeated within a segment is still
+    the error it was."""
+    try:
+        return step_table(path, rows, step_columns, is_doctor_output), None
+    except ValueError as exc:
+        lower = {k.lower(): k for r in rows for k in r if isinstance(k, str)}
+        key = next((lower[k] for k in step_columns if k in lower), None)
+        steps = [to_float(r.get(key)) for r in rows]
+        cuts = [i for i in range(1, len(rows)) if steps[i] < max((x for x in steps[:i] if x == x), default=steps[i])]
+        if "is repeated" not in str(exc) or not cuts:
+            raise
+    bounds = [0] + [i for n, i in enumerate(cuts) if n == 0 or steps[i] < steps[i - 1]] + [len(rows)]
+    pieces = [step_table(path, type(rows)(rows[a:b], rows.lines[a:b]), step_columns, is_doctor_output)
+              for a, b in zip(bounds, bounds[1:]) if b > a]
+    for t in pieces:
+        t.open_ended = True
+    dropped = sum(1 for n, t in enumerate(pieces) for st in t.values if any(st >= u.first_step for u in pieces[n + 1:]))
+    first = bounds[1]
+    note = (f"the steps go back {len(pieces) - 1} time(s) (at {where(path, rows, first)}: step {steps[first]:g} after "
+            f"{steps[first - 1]:g}): a run resumed from a checkpoint appended to this log; the later rows are read, "
+            f"{dropped} earlier rows of the steps redone are dropped")
+    return combine(pieces), note
+
+
 def _first_row(row, step_key: str, step: int, bad: dict) -> dict[str, float]:
     """The values of a step's first row (what :func:`step_table`'s merge gives when nothing came before): every
     cell as :func:`to_float`, a non-finite one's problem recorded in ``bad``."""

@@ -51,8 +51,8 @@ from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metri
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
 from ._reward import REWARD_LIMIT, VALUE_LIMIT, find_reward_column, overflowing_cells
-from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, segment_note, step_table,
-                        untrl_tensorboard_name)
+from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, resumed_table, segment_note,
+                        step_table, untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
                   "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy", "rollout/reward",
                   "train/reward_mean")
@@ -370,7 +370,9 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
             if len(sources) > 1:
                 continue                  # an event file that holds no scalar yet (a run just started)
             raise ValueError(f"{src}: no rows")
-        table = step_table(src, rows, STEP_COLUMNS, _is_doctor_output)
+        table, resumed = resumed_table(src, rows, STEP_COLUMNS, _is_doctor_output) if kind == "file" else \
+            (step_table(src, rows, STEP_COLUMNS, _is_doctor_output), None)
+        notes += [resumed] if resumed else []
         table.kind, table.start, table.open_ended = ("events" if kind == "tfevents" else "file"), start, \
             kind == "tfevents"
         tables.append(table)
