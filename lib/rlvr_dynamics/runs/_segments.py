@@ -27,6 +27,7 @@ column.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,11 +95,11 @@ class StepTable:
     """When the source was written (seconds since the epoch): an event file's first wall time, else the file's
     modification time; :func:`order` uses it where the contents do not say."""
 
-    @property
+    @functools.cached_property
     def first_step(self) -> int:
-        return min(self.values)
+        return min(self.values)        # cached: :func:`combine` asks once per step of every older segment
 
-    @property
+    @functools.cached_property
     def last_step(self) -> int:
         return max(self.values)
 
@@ -174,10 +175,13 @@ def resumed_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_out
         lower = {k.lower(): k for r in rows for k in r if isinstance(k, str)}
         key = next((lower[k] for k in step_columns if k in lower), None)
         steps = [to_float(r.get(key)) for r in rows]
-        cuts = [i for i in range(1, len(rows)) if steps[i] < max((x for x in steps[:i] if x == x), default=steps[i])]
+        last = [x for x in steps]                 # the last finite step at or before each row
+        for i in range(1, len(last)):
+            last[i] = last[i] if last[i] == last[i] else last[i - 1]
+        cuts = [i for i in range(1, len(rows)) if steps[i] < last[i - 1]]
         if "is repeated" not in str(exc) or not cuts:
             raise
-    bounds = [0] + [i for n, i in enumerate(cuts) if n == 0 or steps[i] < steps[i - 1]] + [len(rows)]
+    bounds = [0] + cuts + [len(rows)]
     pieces = [step_table(path, type(rows)(rows[a:b], rows.lines[a:b]), step_columns, is_doctor_output)
               for a, b in zip(bounds, bounds[1:]) if b > a]
     for t in pieces:
@@ -185,7 +189,7 @@ def resumed_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_out
     dropped = sum(1 for n, t in enumerate(pieces) for st in t.values if any(st >= u.first_step for u in pieces[n + 1:]))
     first = bounds[1]
     note = (f"the steps go back {len(pieces) - 1} time(s) (at {where(path, rows, first)}: step {steps[first]:g} after "
-            f"{steps[first - 1]:g}): a run resumed from a checkpoint appended to this log; the later rows are read, "
+            f"{last[first - 1]:g}): a run resumed from a checkpoint appended to this log; the later rows are read, "
             f"{dropped} earlier rows of the steps redone are dropped")
     return combine(pieces), note
 
