@@ -236,7 +236,10 @@ def test_all_detectors_on_a_1000_step_log_take_under_50_ms():
 def test_missing_series_are_reported_not_silently_quiet():
     dets = dg.diagnose(_log())
     assert not dets["reward_hacking"].available and "no held-out" in dets["reward_hacking"].signal
-    assert not dets["advantage_degeneracy"].available
+    # a reward in [0, 1] with no zero-std column: the floor bound is available (a lower bound), quiet here
+    assert dets["advantage_degeneracy"].available and not dets["advantage_degeneracy"].fired
+    summed = dg.diagnose(_log(reward=1.5 + 2 * (1 - np.exp(-STEPS / 40))))   # a sum of rewards, no bounds
+    assert not summed["advantage_degeneracy"].available and "reward bounds" in summed["advantage_degeneracy"].signal
     assert not dets["policy_concentration"].available
 
 
@@ -322,3 +325,30 @@ def test_a_format_reward_named_exactly_is_not_a_correctness_reward():
     corr, fmt = sub_rewards(RunLog("x", steps, series, "reward"))
     assert corr == ["rewards/check_answer", "rewards/correctness_reward_func"]
     assert fmt == ["rewards/match_format_exactly", "rewards/strict_format_reward_func"]
+
+
+def test_a_reward_only_log_at_its_floor_reads_degenerate_groups_not_plateaued():
+    """A step whose mean reward is the lower bound had every completion fail: every group is all-failed, exactly.
+    A reward-only log stuck at 0 is degenerate from its first rows and still is at its end, so the status says so
+    (it read "plateaued, mean 0"); a start at 0 that then rises is not; a reward that never touches its floor is
+    not; a sum of rewards with no known bounds gives no floor."""
+    from rlvr_dynamics.doctor.status import decide_status
+
+    steps = np.arange(1, 121)
+    stuck = RunLog("stuck.csv", steps, {"reward": np.zeros(steps.size)}, "reward")
+    det = dg.detect_advantage_degeneracy(stuck)
+    assert det.fired and det.signal == "reward at its lower bound" and det.step <= 20 and det.detail["on_at_end"]
+    st = decide_status(stuck)
+    assert st.state == "degenerate groups" and "reward at its lower bound" in st.evidence
+    declared = RunLog("stuck.csv", steps, {"reward": np.full(steps.size, -1.0)}, "reward")
+    assert decide_status(declared, (-1.0, 1.0)).state == "degenerate groups"      # the declared floor
+    rng = np.random.default_rng(1)
+    late = np.r_[np.zeros(40), np.clip(np.linspace(0.05, 0.6, 80) + rng.normal(0, 0.05, 80), 0.01, 1)]
+    assert decide_status(RunLog("late.csv", steps, {"reward": late}, "reward")).state == "rising"
+    above = RunLog("above.csv", steps, {"reward": np.full(steps.size, 0.02) + rng.uniform(0, 0.01, steps.size)},
+                   "reward")
+    assert not dg.detect_advantage_degeneracy(above).fired                  # never at the floor: no evidence
+    # the TRL column says the same: degenerate throughout is the run's state at its end, not only in its last quarter
+    trl = RunLog("trl.csv", steps, {"reward": np.zeros(steps.size), "frac_reward_zero_std": np.ones(steps.size)},
+                 "reward")
+    assert decide_status(trl).state == "degenerate groups"

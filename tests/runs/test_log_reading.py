@@ -128,6 +128,9 @@ def test_an_all_text_reward_is_an_error_not_a_fit_of_another_column(tmp_path, ca
     err = _refused(capsys, p, "reward column 'reward' has no finite value", "20 non-numeric reward cells ('n/a')",
                    "columns found")
     assert "plateau" not in err
+    alone = tmp_path / "alone.csv"            # nothing else numeric to point at: said, not an empty list
+    alone.write_text("step,reward\n" + "".join(f"{s},n/a\n" for s in range(1, 21)))
+    _refused(capsys, alone, "the log has no numeric column with a finite value")
 
 
 def test_text_nan_and_inf_cells_are_counted_in_the_report(tmp_path, capsys):

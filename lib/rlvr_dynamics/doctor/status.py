@@ -19,8 +19,9 @@ Vocabulary, in order of precedence (the first that applies is the status):
                        last point while the reward, smoothed on its noise window, has fallen a quarter of its gain
                        (:mod:`.precursors`): which signals. A halving that the run's own rewards need more points
                        to confirm is a warning, with the points it takes
-``degenerate groups``  the advantage-degeneracy detector on in the last quarter of the run (most groups
-                       all-failed, so GRPO's advantages vanish, while learning has stalled)
+``degenerate groups``  the advantage-degeneracy detector still on at the last logged row, or its last event in
+                       the last quarter of the run (most groups all-failed, so GRPO's advantages vanish, while
+                       learning has stalled; a reward at its floor on every step is exactly that)
 ``hacking suspected``  the reward-hacking detector on in the last quarter of the run (the training reward holds or
                        rises while the held-out evaluation or the correctness sub-reward falls)
 ``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
@@ -244,8 +245,9 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     degenerate = _get(dets, "advantage_degeneracy")
     if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
         return Status("degenerate groups", degenerate["events"][-1]["step"],
-                      "advantage degeneracy: the share of all-failed groups stayed high while learning stalled "
-                      f"(from step {degenerate['events'][-1]['step']})", {"events": len(degenerate["events"])})
+                      f"advantage degeneracy ({degenerate['signal']}): the share of all-failed groups stayed high "
+                      f"while learning stalled (from step {degenerate['events'][-1]['step']})",
+                      {"events": len(degenerate["events"])})
     hacking = _get(dets, "reward_hacking")
     if hacking and hacking.get("fired") and _on_at_end(hacking, steps):
         e = hacking["events"][-1]
@@ -309,9 +311,10 @@ def _get(dets: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 
 def _on_at_end(det: dict[str, Any], steps: np.ndarray) -> bool:
-    """The detector's last event lies in the last quarter of the logged steps (it is still the run's state)."""
+    """The detector's condition holds at the last logged row (``on_at_end`` in its detail, where it reports it) or
+    its last event lies in the last quarter of the logged steps: it is still the run's state."""
     last = det["events"][-1]["step"]
-    return last >= steps[0] + 0.75 * (steps[-1] - steps[0])
+    return bool(det["detail"].get("on_at_end")) or last >= steps[0] + 0.75 * (steps[-1] - steps[0])
 
 
 def status_detections(log: RunLog, reward_bounds=None) -> dict[str, Any]:

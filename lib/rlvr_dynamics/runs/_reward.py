@@ -40,8 +40,7 @@ def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_co
     def empty(name: str) -> ValueError:
         why = "; ".join(describe_bad_cells(name, table.bad.get(name, {}))) or "every cell is empty"
         return ValueError(f"{path}: reward column {name!r} has no finite value ({why}); columns found: "
-                          f"{sorted(keys)}; pass reward_column= (--reward-column) one of the numeric columns "
-                          f"{sorted(series)}")
+                          f"{sorted(keys)}; {_choices(series, '(--reward-column) ')}")
 
     if reward_column is not None:
         for name in _aliases(reward_column):
@@ -59,8 +58,14 @@ def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_co
             raise empty(lower[c])
     if single_metric is not None and single_metric in series:
         return single_metric          # a one-metric export (TensorBoard UI), named after its file
-    raise ValueError(f"{path}: no reward column among {list(candidates)}; pass reward_column= one of "
-                     f"the numeric columns {sorted(series)}")
+    raise ValueError(f"{path}: no reward column among {list(candidates)}; {_choices(series)}")
+
+
+def _choices(series: dict, flag: str = "") -> str:
+    """What the user can pass instead: the log's numeric columns, or that it has none."""
+    if not series:
+        return "the log has no numeric column with a finite value to pass as reward_column="
+    return f"pass reward_column= {flag}one of the numeric columns {sorted(series)}"
 
 
 VALUE_LIMIT = 1e150

@@ -13,7 +13,11 @@ Signals
     f: the fraction of groups with zero reward std (TRL's ``frac_reward_zero_std``; else 1[reward_std == 0] from
     TRL/Unsloth ``reward_std``, exact at 1 prompt per step, a lower bound at more); u = (R − lo)/(hi − lo) ≥ the
     share of all-correct groups, so f − u bounds the all-failed share from below (u = 0 without bounds); the entropy
-    when logged. Not verl's ``critic/score/std`` (a batch std).
+    when logged. Not verl's ``critic/score/std`` (a batch std). A log with neither column but known bounds
+    (declared, or a reward in [0, 1]) gives f ≥ 1[R = lo]: a step whose mean reward is the lower bound had every
+    completion fail, so every group of it is all-failed, exactly; elsewhere 0 is a lower bound. A run whose reward
+    sits at its floor is then degenerate, not "plateaued at 0"; a lower bound can confirm degeneracy, never rule
+    it out.
 
 Rule
     Smoothed f − u > DEGENERACY_FRACTION = 0.75 (window for an effect of 0.25), sustained, while the entropy ≥ 25 %
@@ -41,6 +45,8 @@ DEGENERACY_FRACTION = 0.75
 """Fires when the smoothed f − u exceeds this."""
 DEGENERACY_EFFECT = 0.25
 """Smoothing effect (absolute, on the fraction)."""
+FLOOR_TOL = 1e-9
+"""A normalised reward u ≤ this is at the reward's lower bound (every completion of the step failed)."""
 
 
 def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
@@ -48,16 +54,20 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
     thr = (f"smoothed (zero-std fraction − normalised reward) > {DEGENERACY_FRACTION}, sustained, while entropy ≥ "
            f"{CONCENTRATION_ENTROPY:.0%} of its initial value, learning has stalled (reward slope t < {STALL_T:g}) "
            f"and the reward is not within {GATE_FRACTION:.0%} of its upper bound")
+    u = unit_reward(log, reward_bounds)
     name, f = column(log, ZERO_STD_COLUMNS)
     if name is None:
         sname, s = column(log, GROUP_STD_COLUMNS)
-        if sname is None:
-            return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction or TRL "
-                             "reward_std logged", thr)
-        name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
+        if sname is not None:
+            name, f = f"{sname} == 0", np.where(np.isfinite(s), (s == 0).astype(float), np.nan)
+        elif np.isfinite(u).any():    # a step at the reward's floor: every completion failed (Signals)
+            name, f = "reward at its lower bound", np.where(np.isfinite(u), (np.abs(u) <= FLOOR_TOL).astype(float),
+                                                             np.nan)
+        else:
+            return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction, TRL "
+                             "reward_std or reward bounds", thr)
     # all-correct groups are at most the normalised reward u = (R − lo)/(hi − lo) of the step: f − u is a lower
     # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself
-    u = unit_reward(log, reward_bounds)
     f = np.where(np.isfinite(f), f - np.nan_to_num(u, nan=0.0), np.nan)
     fs, k, _ = smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
     cond = full_window(k) & (fs > DEGENERACY_FRACTION)
@@ -74,5 +84,6 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
     fs_rows = on_rows(log, f, fs)
     events = [{"step": int(log.steps[i]), "fraction": fs_rows[i]} for i in sustained_events(cond_rows, krows)]
     sig = name + (f" (entropy: {hname})" if hname else "")
-    return detection("advantage_degeneracy", sig, thr, events, {"max_smoothed": float(np.nanmax(fs))})
+    return detection("advantage_degeneracy", sig, thr, events,
+                     {"max_smoothed": float(np.nanmax(fs)), "on_at_end": bool(cond_rows[-1])})
 
