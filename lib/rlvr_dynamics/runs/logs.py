@@ -47,6 +47,7 @@ import numpy as np
 
 from ..grpo.fields import is_callback_field
 
+from ._checkpoints import current_states
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
@@ -284,28 +285,30 @@ def _checkpoint_number(p: Path) -> int:
         return -1
 
 
-def _folder_sources(path: Path) -> list[tuple[Path, str]]:
-    """The sources of a folder argument, oldest first: ``[(file or folder to read, kind)]``.
+def _folder_sources(path: Path, notes: list[str] | None = None) -> list[tuple[Path, str]]:
+    """The sources of a folder argument, oldest first: ``[(file or folder to read, kind)]`` (read notes appended to
+    ``notes``).
 
     - a project run folder (``metrics.csv``), an MLflow run (``metrics/``), a W&B run folder
       (``files/wandb-history.jsonl`` or ``run-<id>.wandb``): that one log;
     - a TRL ``output_dir``: its ``trainer_state.json`` (``trainer.save_state()``), the newest
       ``checkpoint-N/trainer_state.json`` and each TensorBoard event file (in the folder or under ``runs/*/``), by
       modification time: the segments :mod:`._segments` combines (a resumed run is read whole; a run stopped between
-      two saves to its last logged step).
+      two saves to its last logged step). A trainer state that disagrees with one written after it belongs to an
+      older run of a reused folder and is left out (:mod:`._checkpoints`).
     """
+    notes = [] if notes is None else notes
     if (path / "metrics.csv").is_file() and not (path / "trainer_state.json").is_file():
         return [(path / "metrics.csv", "file")]
     wandb = wandb_run_file(path)
     if wandb is not None:
         return [(wandb, "file")]
-    sources: list[tuple[Path, str]] = []
-    if (path / "trainer_state.json").is_file():
-        sources.append((path / "trainer_state.json", "file"))
     ckpts = sorted((p for p in path.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
                    key=_checkpoint_number)
-    if ckpts:
-        sources.append((ckpts[-1] / "trainer_state.json", "file"))
+    states, note = current_states(path / "trainer_state.json" if (path / "trainer_state.json").is_file() else None,
+                                  ckpts, path)
+    notes += [note] if note else []
+    sources: list[tuple[Path, str]] = [(p, "file") for p in states]
     events = [p for p in path.glob("*tfevents*") if p.is_file()]
     events += [p for p in path.glob("runs/*/*tfevents*") if p.is_file()]
     sources += [(p, "tfevents") for p in events]
@@ -357,8 +360,8 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
     path = Path(path)
     if not path.exists():
         raise ValueError(f"log file {path} does not exist")
-    sources = _folder_sources(path) if path.is_dir() else [(path, "file")]
     notes: list[str] = []
+    sources = _folder_sources(path, notes) if path.is_dir() else [(path, "file")]
     with_trainer_state = len(sources) > 1 and any(k == "file" for _, k in sources)
     tables = []
     for src, kind in sources:
