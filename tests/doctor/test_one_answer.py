@@ -99,6 +99,9 @@ def _every_state() -> dict[str, tuple[np.ndarray, dict, tuple | None]]:
     out["unstable"] = (crash, {}, (0.0, 1.0))
     out["noise only"] = (0.5 + rng.normal(0, 0.1, n), {}, (0.0, 1.0))
     out["rising"] = (0.1 + 0.004 * t + rng.normal(0, 0.01, n), {}, None)
+    # a rise to 0.7, then a steady fall to 0.55 over the last half: significant, but half its gain is still there
+    out["falling"] = (np.where(t < 100, rise, rise[100] - 0.15 * (t - 100) / 100) + rng.normal(0, 0.01, n), {},
+                      (0.0, 1.0))
     return out
 
 
@@ -177,3 +180,33 @@ def test_a_plateaued_run_has_a_plateau_line_whatever_the_reading():
             rep = fit_run(RunLog("s", t[:n], {"reward": y[:n]}, "reward"), p1_laws=False)
             if rep["status"]["state"] == "plateaued":
                 assert rep["plateau"]["value"] is not None, rep["plateau"]
+
+
+def test_a_falling_reward_is_never_plateaued_and_its_forecast_follows_the_fall():
+    """A significant fall that has not lost half the gain read "PLATEAUED — no significant trend (slope t ≤ -100)";
+    its forecast came from a rise law and lay above the last rewards. Now: ``falling``, no law read, and the forecast
+    continues the recent line, inside the bounds and below the recent highest reward. A fall with −3 ≤ t < −2 stays
+    ``plateaued`` and says it is short of the bar."""
+    from rlvr_dynamics.doctor import status
+
+    reward, _, bounds = _every_state()["falling"]
+    steps = np.arange(1, reward.size + 1)
+    report = fit_run(RunLog("f", steps, {"reward": reward}, "reward"), forecast_steps=[220, 10_000], p1_laws=False,
+                     reward_bounds=bounds)
+    st = report["status"]
+    assert st["state"] == "falling" and not st["failure"] and st["numbers"]["slope_t"] < -status.FALLING_T
+    assert "no significant trend" not in st["evidence"]
+    last = float(np.mean(reward[-10:]))
+    assert report["forecast"][220] < last and report["forecast_law"] == "recent trend, continued (falling)"
+    low, high = report["forecast_interval"][10_000]
+    assert report["forecast"][10_000] == 0.0 and low == 0.0 and high >= 0.0      # the line ends at the floor
+    exact = np.r_[np.linspace(0.2, 0.5, 60), np.linspace(0.5, 0.3, 50)]           # a noise-free line down
+    st = fit_run(RunLog("x", np.arange(1, 111), {"reward": exact}, "reward"), p1_laws=False)["status"]
+    assert st["state"] == "falling" and "slope t ≤ -100" in st["evidence"]
+    wiggle = 0.6 + 0.03 * np.resize([1.0, -1.0, 0.5, -0.5, 0.0], 120)
+    for slope in np.linspace(0.0, 0.002, 201):             # the gentlest fall whose recent t lies in (−3, −2)
+        y = wiggle - slope * np.maximum(np.arange(120) - 60, 0)
+        if -status.FALLING_T < status.recent_slope_t(y) < -status.RISING_T:
+            break
+    st = fit_run(RunLog("p", np.arange(1, 121), {"reward": y}, "reward"), p1_laws=False)["status"]
+    assert st["state"] == "plateaued" and "short of the t < −3 a fall needs" in st["evidence"]

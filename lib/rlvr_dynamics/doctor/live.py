@@ -74,7 +74,7 @@ field                                meaning                                    
                                      fit, at every logged reward: 0 too short, 1 diverged,          P2-C6
                                      2 collapsed, 3 collapsing, 4 degenerate groups,
                                      5 hacking suspected, 6 unstable, 7 noise only,
-                                     8 rising, 9 plateaued
+                                     8 rising, 9 plateaued, 10 falling
 ``dynamics/status_failure``          1 when the status asks the user to act (diverged,      0/1     P1-C13
                                      collapsed, collapsing, degenerate groups, hacking
                                      suspected, unstable), else 0

@@ -156,19 +156,24 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         response["reading"] = reading
         report.plateau = _agree_with_status(_plateau(best, dyn, reward, bounds, steps), status, reward)
     if not_read:
-        why = f"the run is {status.state} (status, step {status.step}): a collapse is not a damped response"
+        why = (f"the run is {status.state} (status, step {status.step}): " +
+               ("a falling reward is not P1's damped rise" if status.state == "falling" else
+                "a collapse is not a damped response"))
         report.dynamics = {"verdict": "not read", "reason": why}
         response = {"preferred": None, "laws": {}, "note": f"no law is read: {why}"}
         report.plateau = {"value": None, "sd": None, "law": None, "status": None, "note": f"no plateau: {why}"}
     report.response = response
     if forecast_steps:
         report.forecast_law = ("level since the collapse (persistence)" if status.state in ("collapsed", "diverged") else
-                               "current level, down to the floor (collapsing)" if not_read else pref)
+                               "current level, down to the floor (collapsing)" if status.state == "collapsing" else
+                               "recent trend, continued (falling)" if status.state == "falling" else pref)
         report.forecast, report.forecast_interval = {}, {}
         for s in forecast_steps:
             if status.state == "collapsing":
                 value, low, high = collapsing_forecast(reward, bounds)
-            elif not_read:
+            elif status.state == "falling":
+                value, low, high = falling_forecast(steps, reward, bounds, float(s))
+            elif status.state in ("collapsed", "diverged"):
                 value, low, high = collapsed_forecast(steps, reward, status.step)
             else:
                 fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
@@ -187,8 +192,9 @@ def fit_run(log: RunLog, **kwargs) -> dict[str, Any]:
     return build_report(log, **kwargs).to_dict()
 
 
-NOT_READ = ("diverged", "collapsed", "collapsing")
-"""Statuses under which the reward curve is not read as P1's damped response (no law, plateau or oscillator)."""
+NOT_READ = ("diverged", "collapsed", "collapsing", "falling")
+"""Statuses under which the reward curve is not read as P1's damped response (no law, plateau or oscillator): P1's
+laws describe a rise to a plateau, not a collapse or a fall."""
 COLLAPSED_LEVEL_POINTS = 10
 """A collapsed run is forecast at the mean of its last this many points since the collapse."""
 
@@ -215,6 +221,29 @@ def collapsing_forecast(reward: np.ndarray, bounds: tuple[float, float] | None) 
     last = y[-3:]
     floor = float(bounds[0]) if bounds is not None else float(y.min())
     return float(last.mean()), min(floor, float(last.min())), float(last.max())
+
+
+def falling_forecast(steps: np.ndarray, reward: np.ndarray, bounds: tuple[float, float] | None,
+                     at: float) -> tuple[float, float, float]:
+    """The forecast of a falling run: the least-squares line over the status' recent points (the last
+    max(10, n/4)) continued to step ``at``, with its 80 % prediction interval (±1.2816·√(s² + se²), s the residual
+    std, se the line's standard error there), inside the reward's bounds when known and never above the recent
+    points' highest reward: the fall goes on until the collapse report or a new rise says otherwise."""
+    ok = np.isfinite(reward)
+    x, y = np.asarray(steps, dtype=float)[ok], np.asarray(reward, dtype=float)[ok]
+    m = min(y.size, max(10, int(math.ceil(0.25 * y.size))))
+    x, y = x[-m:], y[-m:]
+    xm = float(x.mean())
+    sxx = float(np.sum((x - xm) ** 2))
+    slope = float(np.sum((x - xm) * (y - y.mean())) / sxx) if sxx > 0 else 0.0
+    value = float(y.mean() + slope * (at - xm))
+    res = y - (y.mean() + slope * (x - xm))
+    s = float(np.sqrt(np.sum(res ** 2) / max(m - 2, 1)))
+    half = 1.2816 * s * math.sqrt(1 + 1 / m + ((at - xm) ** 2 / sxx if sxx > 0 else 0.0))
+    lo, hi = (float(bounds[0]), float(bounds[1])) if bounds is not None else (-math.inf, math.inf)
+    hi = min(hi, float(y.max()))
+    value = min(max(value, lo), hi)
+    return value, max(min(value - half, value), lo), min(max(value + half, value), hi)
 
 
 PLATEAU_BAND = 0.5

@@ -31,7 +31,11 @@ Vocabulary, in order of precedence (the first that applies is the status):
                        (|t| ≤ 3 for the least-squares slope of every point): the curve is mostly step noise
 ``rising``             the least-squares slope over the last quarter of the points (at least 10) is significantly
                        positive (t > 2)
-``plateaued``          none of the above
+``plateaued``          none of the above, and that slope not significantly negative either (``falling``, below)
+``falling``            that slope is significantly negative (t < −3) while the reward has not lost half its gain
+                       (else it is a collapse state): not a failure, and no plateau; the collapse report watches
+                       it. Exclusive with ``rising`` and ``plateaued`` (the sign of one t), so it comes last and
+                       leaves the older states' live codes as they were
 =====================  ==========================================================================================
 
 ``diverged``, ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
@@ -57,8 +61,9 @@ from .detectors.collapse import FIRST_POINT, CollapseEvent, collapse_events
 
 STATES = ("too short", "diverged", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable",
           "noise only",
-          "rising", "plateaued")
-"""The status vocabulary, in order of precedence."""
+          "rising", "plateaued", "falling")
+"""The status vocabulary, in order of precedence (``falling`` excludes ``rising`` and ``plateaued``; the live code of a
+state is its index here)."""
 FAILURE_STATES = ("diverged", "collapsed", "collapsing", "degenerate groups", "hacking suspected", "unstable")
 """States that ask the user to act."""
 NOISE_ONLY = 0.2
@@ -68,6 +73,10 @@ RISING_T = 2.0
 TREND_T = 3.0
 """A run whose least-squares slope over all its points has |t| above this is never ``noise only``: a one-prompt
 reward rising 0.69 → 0.86 in 150 steps has a noise ceiling below 0.2 and a trend all the same."""
+FALLING_T = 3.0
+"""t-statistic of the recent slope below −FALLING_T for ``falling``: a stricter bar than RISING_T, as a fall is the
+claim a user acts on and the least-squares t of autocorrelated step noise overstates its significance (dev: at −2,
+16 of 250 healthy simulated runs read falling, 6 at −3; the 4 simulated collapses that read falling are below −3)."""
 RISING_MIN_POINTS = 10
 """The recent slope is taken over max(RISING_MIN_POINTS, n/4) points."""
 UNSTABLE_MIN_POINTS = 5
@@ -276,9 +285,19 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
         return Status("rising", int(steps[-1]),
                       f"the reward still rises over the last {min(m, r.size)} logged points ({_slope_t(t)} > "
                       f"{RISING_T:g})", {"slope_t": t})
+    recent = float(np.mean(r[-min(m, r.size):]))
+    if math.isfinite(t) and t < -FALLING_T or t == -math.inf:
+        before = r[-2 * min(m, r.size):-min(m, r.size)]
+        return Status("falling", int(steps[-1]),
+                      f"the reward falls over the last {min(m, r.size)} logged points ({_slope_t(t)} < "
+                      f"−{FALLING_T:g}); mean {recent:.3g}" +
+                      (f", {float(np.mean(before)):.3g} over the {before.size} before" if before.size else "") +
+                      "; not yet half its gain lost, which the collapse report would call a collapse",
+                      {"slope_t": t})
+    short = f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else ""
     return Status("plateaued", int(steps[-1]),
-                  f"no significant trend over the last {min(m, r.size)} logged points ({_slope_t(t)}); mean "
-                  f"{float(np.mean(r[-min(m, r.size):])):.3g}", {"slope_t": t})
+                  f"no significant trend over the last {min(m, r.size)} logged points ({_slope_t(t)}{short}); mean "
+                  f"{recent:.3g}", {"slope_t": t})
 
 
 def _slope_t(t: float) -> str:
