@@ -106,3 +106,17 @@ def test_degenerate_inputs_fail_softly():
     assert rl.fit_response(np.arange(20), np.full(20, 0.3), "single_exponential").status == "failed"
     with pytest.raises(ValueError, match="law must be one of"):
         rl.fit_response(T, T, "cubic")
+
+
+def test_a_time_scale_that_is_not_identified_is_said_without_a_standard_error_of_a_million():
+    """A flat stretch fitted by a rise law leaves t_slow free: its note said "t_slow = 329.6 ± 1.678e+06"."""
+    t = np.arange(1.0, 201.0)
+    found = []
+    for seed in range(30):
+        y = 0.5 + np.random.default_rng(seed).normal(0, 0.05, t.size)
+        fits = rl.fit_response_laws(t, y)
+        found += [n for name in rl.LAW_NAMES for n in fits[name].notes if "not identified" in n]
+    assert any("its uncertainty over 100× the value" in n for n in found)
+    for note in (n for n in found if " ± " in n):
+        value, se = (float(x) for x in note.split(" = ")[1].split(":")[0].split(" ± "))
+        assert se <= 100 * abs(value), note

@@ -168,3 +168,17 @@ def test_a_rise_is_not_read_as_a_slow_oscillation():
         omega = rep["response"]["laws"]["oscillatory"]["params"]["omega_d"]
         assert 2 * np.pi / omega <= steps[-1] - steps[0]
     assert "oscillates" not in reading["meaning"] or reading["law"] == "oscillatory"
+
+
+def test_the_details_never_print_nan_or_a_standard_error_of_a_million():
+    """``--details`` of a 3-point log printed "noise ceiling on R²: nan"; a law at a bound of its family printed
+    "t_slow=27±5.063e+06". Now "n/a", and a standard error over 100× its value is "±n/a (not identified)"."""
+    from rlvr_dynamics.doctor.render.text import _f, _pm
+    from rlvr_dynamics.runs.logs import RunLog
+
+    short = RunLog("s", np.arange(1, 4), {"reward": np.array([0.2, 0.2, 0.2])}, "reward")
+    text = format_report(fit_run(short))
+    assert "nan" not in text.lower().replace("n/a", "")
+    assert _f(math.nan) == "n/a" and _f(math.inf) == "∞" and _f(-math.inf) == "−∞" and _f(0.123456) == "0.1235"
+    assert _pm(27.0, 5.063e6) == "±n/a (not identified)" and _pm(27.0, math.inf) == "±n/a (not identified)"
+    assert _pm(27.0, 5.063) == "±5.063" and _pm(27.0, None) == "" and _pm(0.0, 0.5) == "±n/a (not identified)"

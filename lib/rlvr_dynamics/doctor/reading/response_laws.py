@@ -236,7 +236,9 @@ def fit_response(steps, reward, law: str, *, reward_bounds: tuple[float, float] 
         v, e = params.get(nm), stderr.get(nm)
         if v is not None and e is not None and e > abs(v) and status == "reliable":
             status = "unreliable"
-            notes.append(f"{nm} = {v:.4g} ± {e:.4g}: not identified (uncertainty larger than the value)")
+            notes.append(f"{nm} = {v:.4g} ± {e:.4g}: not identified (uncertainty larger than the value)"
+                         if e <= 100 * abs(v) else
+                         f"{nm} = {v:.4g}, its uncertainty over 100× the value: not identified")
     if not math.isfinite(r2) or r2 < 0:
         status = "failed"
         notes.append("the fit is worse than a constant")

@@ -46,7 +46,8 @@ def short_report(report: dict[str, Any]) -> str:
                      (f": {plateau['note']}" if plateau.get("from") == "status" else f" ({plateau['law']} law)"))
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
-        lines.append(f"  forecast at step {step}: {value:.4g}" + (f"  [80 %: {iv[0]:.4g}, {iv[1]:.4g}]" if iv else ""))
+        lines.append(f"  forecast at step {step}: {_n(value, '.4g')}" +
+                     (f"  [80 %: {_n(iv[0], '.4g')}, {_n(iv[1], '.4g')}]" if iv else ""))
     fired = [(name, d) for name, d in (report.get("diagnostics") or {}).items() if d.get("fired")]
     if fired:
         lines.append("  detectors that fired: " + "; ".join(
@@ -77,22 +78,23 @@ def format_report(report: dict[str, Any]) -> str:
 def _format_p1(report: dict[str, Any]) -> list[str]:
     lines = ["  P1 reference fits (multi-start, the notebooks' fit):"]
     for name, fit in report["fits"].items():
-        params = ", ".join(f"{k}={v:.4g}" for k, v in fit["params"].items())
+        params = ", ".join(f"{k}={_n(v, '.4g')}" for k, v in fit["params"].items())
         flag = "" if fit["reliable"] else f"  [{fit.get('status', 'unreliable')}: {fit['message']}]"
-        lines.append(f"  {name:19s} R²={fit['r2']:.4f}  AIC={fit['aic']:.1f}  BIC={fit['bic']:.1f}  {params}{flag}")
-    lines.append(f"  preferred law (BIC, |Δ| > 2): {report['preferred_law']} (ΔAIC={report['delta_aic']:.1f}, "
-                 f"ΔBIC={report['delta_bic']:.1f}; negative favours the three-phase law)")
+        lines.append(f"  {name:19s} R²={_n(fit['r2'], '.4f')}  AIC={_n(fit['aic'], '.1f')}  "
+                     f"BIC={_n(fit['bic'], '.1f')}  {params}{flag}")
+    lines.append(f"  preferred law (BIC, |Δ| > 2): {report['preferred_law']} (ΔAIC={_n(report['delta_aic'], '.1f')}, "
+                 f"ΔBIC={_n(report['delta_bic'], '.1f')}; negative favours the three-phase law)")
     feats = report["features"]["three_phase"]
     if report["fits"]["three_phase"]["reliable"]:
-        lines.append("  three-phase features: " + ", ".join(f"{k}={v:.4g}" for k, v in feats.items()
+        lines.append("  three-phase features: " + ", ".join(f"{k}={_n(v, '.4g')}" for k, v in feats.items()
                                                       if not k.endswith("_over_stiffness")))
     osc = report.get("oscillator")
     if osc:
-        lines.append(f"  as an oscillator: M/K={osc['mass_over_stiffness']:.4g} steps², "
-                     f"C/K={osc['damping_over_stiffness']:.4g} steps, ζ={osc['damping_ratio']:.3f}")
+        lines.append(f"  as an oscillator: M/K={_n(osc['mass_over_stiffness'], '.4g')} steps², "
+                     f"C/K={_n(osc['damping_over_stiffness'], '.4g')} steps, ζ={_n(osc['damping_ratio'], '.3f')}")
         if osc.get("eta_curvature") is not None:
-            lines.append(f"  implied ηK={osc['eta_curvature']:.4g}; stability margin ηK·K_ref/(1−μ)="
-                         f"{osc['stability_margin']:.4g} (unstable at ≥ 1)")
+            lines.append(f"  implied ηK={_n(osc['eta_curvature'], '.4g')}; stability margin ηK·K_ref/(1−μ)="
+                         f"{_n(osc['stability_margin'], '.4g')} (unstable at ≥ 1)")
     return lines
 
 
@@ -107,8 +109,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
     elif resp:
         lines.append("  second-order response laws (weighted by 1/σ²; 80 % intervals):")
         for name, fit in resp["laws"].items():
-            params = ", ".join(f"{k}={_f(v)}" + (f"±{_f(fit['stderr'].get(k))}" if fit["stderr"].get(k) else "")
-                               for k, v in fit["params"].items())
+            params = ", ".join(f"{k}={_f(v)}" + _pm(v, fit["stderr"].get(k)) for k, v in fit["params"].items())
             read = (resp.get("reading") or {}).get("law", resp["preferred"])
             mark = "*" if name == read else " "       # the law the reading reports, not merely the lowest BIC
             lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {_f(fit['noise_ceiling'])})"
@@ -141,8 +142,8 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         lines.append(f"  plateau: {plateau['note']}")
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
-        lines.append(f"  forecast at step {step}: {value:.4f}" +
-                     (f"  [80 %: {iv[0]:.4f}, {iv[1]:.4f}]" if iv else "") +
+        lines.append(f"  forecast at step {step}: {_n(value, '.4f')}" +
+                     (f"  [80 %: {_n(iv[0], '.4f')}, {_n(iv[1], '.4f')}]" if iv else "") +
                      (f"  ({report['forecast_law']})" if str(report.get("forecast_law")).startswith(("level", "current"))
                       else ""))
     dets = report.get("diagnostics")
@@ -155,9 +156,36 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _n(x, spec: str) -> str:
+    """``format(x, spec)``; "n/a" for None or NaN, ∞ for an infinite value (never "nan" in a report)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return format(x, spec)
+
+
 def _f(x, digits: int = 4) -> str:
+    """A number to ``digits`` significant digits; "n/a" for None or NaN, ∞ for an infinite one."""
     if x is None:
         return "n/a"
     if isinstance(x, str):
         return x
-    return f"{x:.{digits}g}" if math.isfinite(x) else str(x)
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:.{digits}g}" if math.isfinite(x) else ("∞" if x > 0 else "−∞")
+
+
+NOT_IDENTIFIED_RATIO = 100.0
+"""A parameter whose standard error exceeds this many times its value is printed "±n/a (not identified)", not with a
+standard error of 10⁶ (a law at a bound of its family)."""
+
+
+def _pm(value, se) -> str:
+    """``±se`` after a fitted parameter; "" without one; "±n/a (not identified)" when it is non-finite or dwarfs the
+    value (:data:`NOT_IDENTIFIED_RATIO`)."""
+    if not se:
+        return ""
+    if not math.isfinite(se) or se > NOT_IDENTIFIED_RATIO * max(abs(value), 1e-12):
+        return "±n/a (not identified)"
+    return f"±{_f(se)}"
