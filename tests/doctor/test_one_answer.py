@@ -99,8 +99,8 @@ def _every_state() -> dict[str, tuple[np.ndarray, dict, tuple | None]]:
     out["unstable"] = (crash, {}, (0.0, 1.0))
     out["noise only"] = (0.5 + rng.normal(0, 0.1, n), {}, (0.0, 1.0))
     out["rising"] = (0.1 + 0.004 * t + rng.normal(0, 0.01, n), {}, None)
-    # a rise to 0.7, then a steady fall to 0.55 over the last half: significant, but half its gain is still there
-    out["falling"] = (np.where(t < 100, rise, rise[100] - 0.15 * (t - 100) / 100) + rng.normal(0, 0.01, n), {},
+    # a rise to 0.7, then a steady fall to 0.45 over the last half: significant, but half its gain is still there
+    out["falling"] = (np.where(t < 100, rise, rise[100] - 0.25 * (t - 100) / 100) + rng.normal(0, 0.01, n), {},
                       (0.0, 1.0))
     return out
 
@@ -210,3 +210,8 @@ def test_a_falling_reward_is_never_plateaued_and_its_forecast_follows_the_fall()
             break
     st = fit_run(RunLog("p", np.arange(1, 121), {"reward": y}, "reward"), p1_laws=False)["status"]
     assert st["state"] == "plateaued" and "short of the t < −3 a fall needs" in st["evidence"]
+    # a rise 1 → 4.39, then a plateau that sinks by 0.0025 over its last 50 points (t ≪ −3, under 0.1 % of the gain)
+    flat = np.r_[1 + 3.39 * (1 - np.exp(-np.arange(100) / 15)), 4.39 - 0.00005 * np.arange(100)]
+    flat = flat + 0.0002 * np.resize([1.0, -1.0], 200)
+    st = fit_run(RunLog("s", np.arange(1, 201), {"reward": flat}, "reward"), p1_laws=False)["status"]
+    assert st["state"] == "plateaued" and "under the 10% of its gain a fall needs" in st["evidence"]

@@ -32,8 +32,9 @@ Vocabulary, in order of precedence (the first that applies is the status):
 ``rising``             the least-squares slope over the last quarter of the points (at least 10) is significantly
                        positive (t > 2)
 ``plateaued``          none of the above, and that slope not significantly negative either (``falling``, below)
-``falling``            that slope is significantly negative (t < −3) while the reward has not lost half its gain
-                       (else it is a collapse state): not a failure, and no plateau; the collapse report watches
+``falling``            that slope is significantly negative (t < −3), its line falling by at least a tenth of the
+                       run's gain, while the reward has not lost half of it (else it is a collapse state): not a
+                       failure, and no plateau; the collapse report watches
                        it. Exclusive with ``rising`` and ``plateaued`` (the sign of one t), so it comes last and
                        leaves the older states' live codes as they were
 =====================  ==========================================================================================
@@ -77,6 +78,9 @@ FALLING_T = 3.0
 """t-statistic of the recent slope below −FALLING_T for ``falling``: a stricter bar than RISING_T, as a fall is the
 claim a user acts on and the least-squares t of autocorrelated step noise overstates its significance (dev: at −2,
 16 of 250 healthy simulated runs read falling, 6 at −3; the 4 simulated collapses that read falling are below −3)."""
+FALL_SHARE = 0.1
+"""… and a fall of at least this share of the run's gain along the recent line: a smooth reward that loses 0.01 of a
+gain of 3 has a large t and no fall worth the word (test part: a simulated plateau read "falling" from 4.39 to 4.38)."""
 RISING_MIN_POINTS = 10
 """The recent slope is taken over max(RISING_MIN_POINTS, n/4) points."""
 UNSTABLE_MIN_POINTS = 5
@@ -286,18 +290,30 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
                       f"the reward still rises over the last {min(m, r.size)} logged points ({_slope_t(t)} > "
                       f"{RISING_T:g})", {"slope_t": t})
     recent = float(np.mean(r[-min(m, r.size):]))
-    if math.isfinite(t) and t < -FALLING_T or t == -math.inf:
+    drop, gain = _recent_drop(r, m, reward_bounds)
+    if (math.isfinite(t) and t < -FALLING_T or t == -math.inf) and drop >= FALL_SHARE * gain:
         before = r[-2 * min(m, r.size):-min(m, r.size)]
         return Status("falling", int(steps[-1]),
                       f"the reward falls over the last {min(m, r.size)} logged points ({_slope_t(t)} < "
-                      f"−{FALLING_T:g}); mean {recent:.3g}" +
+                      f"−{FALLING_T:g}, {drop:.3g} along its line); mean {recent:.3g}" +
                       (f", {float(np.mean(before)):.3g} over the {before.size} before" if before.size else "") +
                       "; not yet half its gain lost, which the collapse report would call a collapse",
-                      {"slope_t": t})
-    short = f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else ""
+                      {"slope_t": t, "drop": drop})
+    short = (f", a fall of {drop:.3g} along its line, under the {FALL_SHARE:.0%} of its gain a fall needs"
+             if t < -FALLING_T else f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else "")
     return Status("plateaued", int(steps[-1]),
                   f"no significant trend over the last {min(m, r.size)} logged points ({_slope_t(t)}{short}); mean "
                   f"{recent:.3g}", {"slope_t": t})
+
+
+def _recent_drop(r: np.ndarray, m: int, reward_bounds) -> tuple[float, float]:
+    """(drop, gain): how far the least-squares line over the last m rewards falls across them, and the run's gain,
+    its highest reward less the floor (the lower bound; 0 for a reward in [0, 1]; else its lowest reward)."""
+    w = r[-min(m, r.size):]
+    slope = float(np.polyfit(np.arange(w.size, dtype=float), w, 1)[0]) if w.size >= 2 else 0.0
+    floor = (float(reward_bounds[0]) if reward_bounds is not None else
+             0.0 if float(r.min()) >= 0.0 and float(r.max()) <= 1.0 else float(r.min()))
+    return -slope * (w.size - 1), float(r.max()) - floor
 
 
 def _slope_t(t: float) -> str:
