@@ -80,7 +80,8 @@ claim a user acts on and the least-squares t of autocorrelated step noise overst
 16 of 250 healthy simulated runs read falling, 6 at −3; the 4 simulated collapses that read falling are below −3)."""
 FALL_SHARE = 0.1
 """… and a fall of at least this share of the run's gain along the recent line: a smooth reward that loses 0.01 of a
-gain of 3 has a large t and no fall worth the word (test part: a simulated plateau read "falling" from 4.39 to 4.38)."""
+gain of 3 has a large t and no fall worth the word (changed after the test result, 2026-12-06: a simulated plateau
+of the test part read "falling" from 4.39 to 4.38)."""
 RISING_MIN_POINTS = 10
 """The recent slope is taken over max(RISING_MIN_POINTS, n/4) points."""
 UNSTABLE_MIN_POINTS = 5
