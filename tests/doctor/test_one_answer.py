@@ -215,3 +215,4 @@ def test_a_falling_reward_is_never_plateaued_and_its_forecast_follows_the_fall()
     flat = flat + 0.0002 * np.resize([1.0, -1.0], 200)
     st = fit_run(RunLog("s", np.arange(1, 201), {"reward": flat}, "reward"), p1_laws=False)["status"]
     assert st["state"] == "plateaued" and "under the 10% of its gain a fall needs" in st["evidence"]
+    assert st["evidence"].startswith("no material trend")           # not "no significant trend" at t ≪ −3

@@ -34,9 +34,9 @@ Vocabulary, in order of precedence (the first that applies is the status):
 ``plateaued``          none of the above, and that slope not significantly negative either (``falling``, below)
 ``falling``            that slope is significantly negative (t < −3), its line falling by at least a tenth of the
                        run's gain, while the reward has not lost half of it (else it is a collapse state): not a
-                       failure, and no plateau; the collapse report watches
-                       it. Exclusive with ``rising`` and ``plateaued`` (the sign of one t), so it comes last and
-                       leaves the older states' live codes as they were
+                       failure, and no plateau; the collapse report watches it. Exclusive with ``rising`` and
+                       ``plateaued`` (the sign of one t), so it comes last and leaves the older states' live codes
+                       as they were
 =====================  ==========================================================================================
 
 ``diverged``, ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
@@ -300,11 +300,12 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
                       (f", {float(np.mean(before)):.3g} over the {before.size} before" if before.size else "") +
                       "; not yet half its gain lost, which the collapse report would call a collapse",
                       {"slope_t": t, "drop": drop})
-    short = (f", a fall of {drop:.3g} along its line, under the {FALL_SHARE:.0%} of its gain a fall needs"
-             if t < -FALLING_T else f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else "")
+    small = t < -FALLING_T         # significant, but too small a fall to be one
+    short = (f", a fall of {drop:.3g} along its line, under the {FALL_SHARE:.0%} of its gain a fall needs" if small
+             else f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else "")
     return Status("plateaued", int(steps[-1]),
-                  f"no significant trend over the last {min(m, r.size)} logged points ({_slope_t(t)}{short}); mean "
-                  f"{recent:.3g}", {"slope_t": t})
+                  f"no {'material' if small else 'significant'} trend over the last {min(m, r.size)} logged points "
+                  f"({_slope_t(t)}{short}); mean {recent:.3g}", {"slope_t": t})
 
 
 def _recent_drop(r: np.ndarray, m: int, reward_bounds) -> tuple[float, float]:
