@@ -64,16 +64,17 @@ def current_states(root_state: Path | None, checkpoints: list[Path], base: Path)
     states = [p / "trainer_state.json" for p in checkpoints]
     candidates = ([root_state] if root_state is not None else []) + states
     chosen = candidates[:1] + states[-1:] if root_state is not None else states[-1:]
-    if not candidates or len(set(chosen) | {max(candidates, key=_mtime)}) == 1:
+    newest = max(candidates, key=mtime, default=None)
+    if newest is None or set(chosen) <= {newest}:
         return chosen, None
-    newest = max(candidates, key=_mtime)
     ref = _history(newest)
     keep, left = [], []
-    for p in chosen:
-        if p == newest:
-            continue
+    for p in (p for p in chosen if p != newest):
         clash = disagreement(_history(p), ref)
-        (left.append((p, clash)) if clash else keep.append(p))
+        if clash:
+            left.append((p, clash))
+        else:
+            keep.append(p)
     if not left:
         return chosen, None
     keep.append(newest)
@@ -90,7 +91,8 @@ def _rel(p: Path, base: Path) -> str:
         return str(p)
 
 
-def _mtime(p: Path) -> float:
+def mtime(p: Path) -> float:
+    """A file's modification time (0 when it cannot be read)."""
     try:
         return p.stat().st_mtime
     except OSError:

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..grpo.fields import is_callback_field
 
-from ._checkpoints import current_states
+from ._checkpoints import current_states, mtime
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
@@ -340,13 +340,6 @@ def _source_rows(src: Path, kind: str, notes: list[str]) -> _Rows:
     return _read_rows(src, notes)
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
 def load_log(path: str | Path, reward_column: str | None = None, *, min_points: int = 2) -> RunLog:
     """Read ``path`` (any format of the module docstring) into a :class:`RunLog`; a folder of several segments
     (a resumed TRL run) is read whole (:mod:`._segments`).
@@ -366,7 +359,7 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
     tables = []
     for src, kind in sources:
         rows = _source_rows(src, kind, notes)
-        start = rows.start_time if rows.start_time is not None else _mtime(src)
+        start = rows.start_time if rows.start_time is not None else mtime(src)
         if kind == "tfevents" and with_trainer_state:      # one name per column beside the trainer's own log
             rows = _Rows([{untrl_tensorboard_name(k): v for k, v in r.items()} for r in rows], rows.lines)
         if not rows:
