@@ -171,6 +171,13 @@ def precursor_table(scored: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+RAISED_ON_DEV = {"length_shift": ("2.0×", "2026-12-04"), "grad_spike": ("5×", "2026-12-04"),
+                 "reward_fall": ("25 %", "2026-12-06")}
+"""Precursors whose threshold was raised because they crossed on more than 10 % of the healthy development runs
+(issue 35): the old threshold and the date, which the table's "what crosses" cell names (the evidence is in each
+constant's docstring in :mod:`rlvr_dynamics.doctor.precursors`)."""
+
+
 def format_precursor_table(rows: list[dict[str, Any]]) -> str:
     def pct(a, b):
         return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "")
@@ -179,7 +186,10 @@ def format_precursor_table(rows: list[dict[str, Any]]) -> str:
              "ahead | median points ahead | false alarms on healthy runs |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         med = "–" if r["median_lead"] is None else f"{r['median_lead']:g}"
-        lines.append(f"| `{r['signal']}` | {r['meaning']} | {wr.signal_role(r['signal'])} | {r['collapses']} | "
+        raised = RAISED_ON_DEV.get(r["signal"])
+        meaning = r["meaning"] + (f" (raised from {raised[0]} on {raised[1]}: above 10 % false alarms on the healthy "
+                                  "development runs)" if raised else "")
+        lines.append(f"| `{r['signal']}` | {meaning} | {wr.signal_role(r['signal'])} | {r['collapses']} | "
                      f"{pct(r['crossed'], r['collapses'])} | {pct(r['ahead'], r['collapses'])} | {med} | "
                      f"{pct(r['false_alarms'], r['healthy'])} |")
     return "\n".join(lines)

@@ -20,7 +20,7 @@ Signals
 Rule
     ``collapsed``: :func:`.collapse.collapse_events` (a short trailing mean below half its running peak above the
     floor, significant against the step noise, confirmed by the next point, or a fall of many SEs at once; from the
-    4th logged point). ``warning``: :func:`~rlvr_dynamics.doctor.warning_rule.warning_flags` (the reward fallen 25 %
+    4th logged point). ``warning``: :func:`~rlvr_dynamics.doctor.warning_rule.warning_flags` (the reward fallen 40 %
     of its gain with a leading signal in the last 3 points, three leading signals at once, or one that is a failure
     by itself: NaN, completions at the cap, the format lost); an event where it switches on, re-armed when it is
     off. The earlier rule (``collapse_step``): window W = max(6, round(0.1·n)), trailing mean over max(3, W//2),
@@ -58,8 +58,8 @@ def detect_collapse(log: RunLog, reward_bounds: tuple[float, float] | None = Non
     doctor)."""
     thr = ("collapsed: trailing mean below half its running peak above the floor, significant against the step "
            "noise, confirmed by the next point (or a fall of many SEs at once), from the 4th logged point; warning: "
-           "reward fallen 25 % of its gain with a leading signal, 3 leading signals at once, or NaN / completions at "
-           "the length cap / format accuracy fallen 30 %")
+           f"reward fallen {100 * pre.REWARD_FALL:.0f} % of its gain with a leading signal, 3 leading signals at "
+           f"once, or NaN / completions at the length cap / format accuracy fallen {100 * pre.FORMAT_FALL:.0f} %")
     steps, r = log.reward_curve()
     detail = legacy_collapse_detail(steps, r, reward_bounds)
     events: list[dict[str, Any]] = []
