@@ -147,7 +147,7 @@ def test_cli_html_names_the_run_and_reads_training_args(tmp_path, capsys):
 def _assert_noise_only(page: str, fig, report) -> None:
     assert report["dynamics"]["verdict"] == "noise only"
     assert "noise only: noise ceiling" in page and "&lt; 0.2" in page
-    assert re.search(r'<section class="verdict v-noise-only"><h2>noise only: noise ceiling -?[0-9.]+ &lt; 0\.2</h2>',
+    assert re.search(r'<section class="verdict v-noise-only"><h2>noise only: noise ceiling (?:≤ 0|[0-9.]+) &lt; 0\.2</h2>',
                      page)
     assert "reliable" not in page.lower()              # neither "reliable" nor "unreliable": no fit is read
     reward_ax = fig.axes[0]

@@ -182,3 +182,24 @@ def test_the_details_never_print_nan_or_a_standard_error_of_a_million():
     assert _f(math.nan) == "n/a" and _f(math.inf) == "∞" and _f(-math.inf) == "−∞" and _f(0.123456) == "0.1235"
     assert _pm(27.0, 5.063e6) == "±n/a (not identified)" and _pm(27.0, math.inf) == "±n/a (not identified)"
     assert _pm(27.0, 5.063) == "±5.063" and _pm(27.0, None) == "" and _pm(0.0, 0.5) == "±n/a (not identified)"
+
+
+def test_a_negative_noise_ceiling_is_printed_as_at_most_zero():
+    """Anti-correlated step noise (a reward that alternates from step to step, as one-prompt rewards of easy and hard
+    prompts can) makes the estimate 1 − σ²/Var negative. The ceiling on R² is then 0 (the mean alone reaches it):
+    no report prints a negative ceiling."""
+    from rlvr_dynamics.doctor.status import decide_status
+    from rlvr_dynamics.runs.logs import RunLog
+    from rlvr_dynamics.runs.noise import ceiling_text, noise_ceiling
+
+    rng = np.random.default_rng(3)
+    y = 0.4 + 0.3 * (-1.0) ** np.arange(120) + rng.normal(0, 0.05, 120)
+    assert noise_ceiling(y) < 0
+    assert ceiling_text(noise_ceiling(y)) == "≤ 0" and ceiling_text(0.1234) == "0.12"
+    assert ceiling_text(math.nan) == "n/a" and ceiling_text(None) == "n/a"
+    log = RunLog("alternating", np.arange(1, 121), {"reward": y}, "reward")
+    status = decide_status(log, (0.0, 1.0))
+    assert status.state == "noise only" and "noise ceiling ≤ 0 <" in status.evidence
+    text = format_report(fit_run(log, reward_bounds=(0.0, 1.0)))
+    assert "noise ceiling on R²: ≤ 0" in text
+    assert not any(f"ceiling {s}-" in text or f"ceiling is -" in text for s in ("", "on R²: "))

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.logs import RunLog
-from ..runs.noise import noise_ceiling, step_sigma
+from ..runs.noise import ceiling_text, noise_ceiling, step_sigma
 from . import precursors as pre
 from . import warning_rule as wr
 from .detectors.collapse import FIRST_POINT, CollapseEvent, collapse_events
@@ -282,7 +282,7 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     trend_t = slope_t(r)
     if math.isfinite(ceiling) and ceiling < NOISE_ONLY and not abs(trend_t) > TREND_T:
         return Status("noise only", int(steps[-1]),
-                      f"noise ceiling {ceiling:.2f} < {NOISE_ONLY}: the step noise explains most of the reward's "
+                      f"noise ceiling {ceiling_text(ceiling)} < {NOISE_ONLY}: the step noise explains most of the reward's "
                       "variance; no trend to read", {"noise_ceiling": ceiling})
     t = recent_slope_t(r)
     m = max(RISING_MIN_POINTS, int(math.ceil(0.25 * r.size)))

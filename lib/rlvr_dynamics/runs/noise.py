@@ -78,6 +78,15 @@ def noise_ceiling(y) -> float:
     return 1.0 - sigma * sigma / var
 
 
+def ceiling_text(c, fmt: str = ".2f") -> str:
+    """The noise ceiling as a report prints it (``0.14``): ``≤ 0`` for an estimate below 0, where the step-to-step
+    differences spread wider than the reward itself (anti-correlated noise; the mean alone reaches R² = 0, so the
+    ceiling itself is 0); ``n/a`` when undefined (a constant or too short series)."""
+    if c is None or not math.isfinite(c):
+        return "n/a"
+    return "≤ 0" if c <= 0 else format(c, fmt)
+
+
 NOISE_CLASSES = ("smooth", "moderate", "noisy")
 """Noise classes of a reward series, from its step noise relative to its scale (:func:`noise_class`)."""
 NOISE_CLASS_EDGES = (0.03, 0.15)

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ...runs.noise import noise_ceiling, step_sigma
+from ...runs.noise import ceiling_text, noise_ceiling, step_sigma
 
 __all__ = ["DynamicsReading", "read_dynamics", "VERDICTS"]
 
@@ -335,7 +335,7 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     ev.update(noise_ceiling=ceiling, sigma=sigma)
     if not math.isfinite(ceiling) or ceiling < NOISE_ONLY_CEILING:
         what = "the reward is constant" if not math.isfinite(ceiling) else \
-            f"the noise ceiling is {ceiling:.2f} (< {NOISE_ONLY_CEILING}): step noise explains almost all the variance"
+            f"the noise ceiling is {ceiling_text(ceiling)} (< {NOISE_ONLY_CEILING}): step noise explains almost all the variance"
         return DynamicsReading("noise only", f"{what}; no law can be read from this curve", evidence=ev)
     if fits is None:
         fits = fit_response_laws(t, y, reward_bounds=reward_bounds)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...runs.logs import RunLog
+from ...runs.noise import ceiling_text
 
 HP_SYMBOLS = (("learning_rate", "η", "learning rate"), ("momentum", "μ", "momentum (Adam β1)"),
               ("refresh_interval", "K_ref", "refresh interval"), ("num_generations", "G", "group size (completions "
@@ -167,7 +168,7 @@ def noise_only_line(report: dict[str, Any]) -> str:
     nc = _noise_ceiling(report)
     if nc is None:
         return f"noise only: noise ceiling undefined (constant reward) < {NOISE_ONLY_CEILING:g}"
-    return f"noise only: noise ceiling {nc:.2g} < {NOISE_ONLY_CEILING:g}"
+    return f"noise only: noise ceiling {ceiling_text(nc, '.2g')} < {NOISE_ONLY_CEILING:g}"
 
 
 def display_status(status: str, regime: str | None, verdict: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...runs.noise import ceiling_text
+
 
 def status_line(status: dict[str, Any] | None) -> str:
     """The report's first line: the status in capitals, its step and its evidence."""
@@ -102,7 +104,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
     noise = report.get("noise")
     if noise:
         lines.append(f"  step noise σ={_f(noise['sigma'])} (σ/range={_f(noise['noise_over_range'])}); noise ceiling "
-                     f"on R²: {_f(noise['noise_ceiling'])} (no law can explain more)")
+                     f"on R²: {ceiling_text(noise['noise_ceiling'], '.4g')} (no law can explain more)")
     resp = report.get("response")
     if resp and resp.get("note"):
         lines.append(f"  reading: {resp['note']}")
@@ -112,7 +114,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
             params = ", ".join(f"{k}={_f(v)}" + _pm(v, fit["stderr"].get(k)) for k, v in fit["params"].items())
             read = (resp.get("reading") or {}).get("law", resp["preferred"])
             mark = "*" if name == read else " "       # the law the reading reports, not merely the lowest BIC
-            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {_f(fit['noise_ceiling'])})"
+            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {ceiling_text(fit['noise_ceiling'], '.4g')})"
                          f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
             for note in fit["notes"]:
                 lines.append(f"        {fit['status']}: {note}")
