@@ -522,3 +522,22 @@ def test_trl_console_output_is_read_as_a_log(resumed_run, capsys):
     rc, out, err = _cli(capsys, console)
     assert rc == 0, err
     assert "read: steps inferred" in out
+
+
+@pytest.mark.parametrize("value", [0.0, 0.5, 1.0])
+def test_a_reward_that_never_moves_is_named_in_a_read_note(tmp_path, value):
+    """A reward column with one exact value at every step, the first included (a broken reward function, a setting
+    read as the reward): the reading goes on and says what to check; a run that merely ends at a constant does not
+    get the note, nor does a short log."""
+    hist = [{"step": s, "reward": value, "loss": 0.0} for s in range(1, 41)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": hist}))
+    log = load_log(path)
+    [note] = [n for n in log.read_notes if "exactly" in n]
+    assert f"'reward' is exactly {value:g} at all 40 logged points" in note
+    assert ("no completion was ever rewarded" in note) == (value == 0) and ("--reward-column" in note) == (value > 0)
+    hist[0]["reward"] = value + 0.125 if value < 1 else 0.875      # it moved once: a run, not a constant
+    path.write_text(json.dumps({"log_history": hist}))
+    assert not [n for n in load_log(path).read_notes if "exactly" in n]
+    path.write_text(json.dumps({"log_history": [{"step": s, "reward": value} for s in range(1, 6)]}))
+    assert not [n for n in load_log(path).read_notes if "exactly" in n]

@@ -1,6 +1,7 @@
 """The reward column of a log and the values no reading can use: which column is the reward
 (:func:`find_reward_column`: only ever a reward), a reward beyond ±:data:`REWARD_LIMIT` (refused by
-:func:`~.logs.load_log`) and values of other columns beyond ±:data:`VALUE_LIMIT` (:func:`overflowing_cells`)."""
+:func:`~.logs.load_log`), values of other columns beyond ±:data:`VALUE_LIMIT` (:func:`overflowing_cells`) and a
+reward that never moves (:func:`constant_reward_note`)."""
 from __future__ import annotations
 
 import math
@@ -88,3 +89,26 @@ def overflowing_cells(series: dict[str, np.ndarray], steps: np.ndarray, reward_c
                          f"{'…' if at.size > 1 else ''} ({float(values[at[0]])!r})")
             values[at] = math.nan
     return [f"values beyond ±{VALUE_LIMIT:g} read as infinite (missing): " + ", ".join(found)] if found else []
+
+
+CONSTANT_MIN_POINTS = 10
+"""A reward with one exact value at every one of at least this many logged points gets a read note."""
+
+
+def constant_reward_note(reward: np.ndarray, reward_column: str) -> list[str]:
+    """One note when the reward takes one exact value at every logged point (at least :data:`CONSTANT_MIN_POINTS`),
+    the first included: at 0 no completion was ever rewarded, not even before training moved the model (a task
+    beyond it, or a reward function that never pays); at any other value the reward never moved (a reward function
+    that pays every completion the same, a setting read as the reward, a task every completion solves). The reading
+    goes on; the note says what to check."""
+    v = reward[np.isfinite(reward)]
+    if v.size < CONSTANT_MIN_POINTS or float(np.ptp(v)) > 0.0:
+        return []
+    head = (f"the reward column {reward_column!r} is exactly {float(v[0]):g} at all {v.size} logged points, the first "
+            "included: ")
+    if v[0] == 0.0:
+        return [head + "no completion was ever rewarded, not even before training moved the model (a task beyond the "
+                "model, or a reward function that never pays: check it on a right completion)"]
+    return [head + "the reward never moved (a reward function that pays every completion the same, a setting read as "
+            "the reward, or a task every completion solves); check the reward function on a right and a wrong "
+            "completion, and that this column is the training reward (pass --reward-column otherwise)"]

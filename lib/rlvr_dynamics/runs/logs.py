@@ -51,7 +51,7 @@ from ._checkpoints import current_states, mtime
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
-from ._reward import REWARD_LIMIT, VALUE_LIMIT, find_reward_column, overflowing_cells
+from ._reward import REWARD_LIMIT, VALUE_LIMIT, constant_reward_note, find_reward_column, overflowing_cells
 from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, resumed_table, segment_note,
                         step_table, untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
@@ -447,5 +447,5 @@ def _build(table: StepTable, reward_column: str | None, min_points: int, *,
         why = f" ({'; '.join(dropped)})" if dropped else ""
         raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values{why}")
     logged = np.isfinite(reward) | np.isin(steps, list(bad))
-    log.read_notes = gap_notes(steps[logged]) + dropped + overflow
+    log.read_notes = gap_notes(steps[logged]) + dropped + overflow + constant_reward_note(reward, reward_column)
     return log
