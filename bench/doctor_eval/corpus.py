@@ -25,7 +25,9 @@ completions per step, 400 steps logged at every step, labelled by the held-out r
 ``noisy-smollm-1p`` (``data/configs/grpo_noisy_smollm.yml``): SmolLM2-135M at 1 prompt × 8 completions, 300 steps
 logged at every step, the same noise on a pretrained LM; since 2026-12-06 ``noisy-smollm-t1``
 (``data/configs/grpo_noisy_smollm_t1.yml``), the same at TRL's default sampling temperature 1.0, and
-``noisy-smollm-g4`` (``data/configs/grpo_noisy_smollm_g4.yml``), that at groups of 4 completions (400 steps).
+``noisy-smollm-g4`` (``data/configs/grpo_noisy_smollm_g4.yml``), that at groups of 4 completions (400 steps), and
+``noisy-smollm-lr3e5`` (``data/configs/grpo_noisy_smollm_lr3e5.yml``), the temperature-1.0 run at a learning rate of
+3e-5 (its held-out accuracy collapsed, 0.20 → 0.03).
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
