@@ -107,6 +107,45 @@ def test_a_broken_policy_is_judged_against_its_level_before_the_reward_reached_t
     assert div is not None and "mean completion length 13 → 3.8" in div.sentence() and "entropy 0.17" in div.sentence()
 
 
+def test_a_few_solved_prompts_after_the_fall_do_not_hide_a_blow_up():
+    """noisy-smollm-lr3e5 (1 prompt x 8, lr 3e-5): the reward fell from ~0.3 to 0 with completions at the length cap,
+    but one prompt in ~40 was still solved, so no 30-step window was all at the floor for 150 steps. Up to a tenth
+    of the window's rows may lie above the floor once the reward fell there from a level above it; a hard task at
+    the floor from its start, scoring now and then, gets no such allowance, and four rows above it in 31 are too
+    many."""
+    rng = np.random.default_rng(0)
+    before = rng.binomial(8, 0.3, 80) / 8
+    after = np.zeros(60)
+    after[[10, 35, 50]] = [0.625, 0.375, 0.5]             # three in the last 31 rows: 50 and 35 (and 10 is older)
+    reward = np.r_[before, after]
+    n = reward.size
+    zero_std = np.where(reward == 0, 1.0, 0.0)
+    cap = np.r_[np.full(80, 0.2), np.full(60, 0.97)]
+    broken = dict(frac_reward_zero_std=zero_std, **{"completions/clipped_ratio": cap})
+    div = detect_divergence(_log(reward, **broken), (0, 1))
+    assert div is not None and div.kind == "blown up" and div.numbers["off_floor"] == 2
+    assert "2 of them above it" in div.sentence() and "groups at the floor" in div.sentence()
+    assert decide_status(_log(reward, **broken), (0, 1)).state == "diverged"
+    # a hard task: at the floor from the start with the same few solved prompts, the same broken policy
+    hard = np.r_[np.zeros(80), after]
+    assert detect_divergence(_log(hard, **dict(broken, frac_reward_zero_std=np.where(hard == 0, 1.0, 0.0))),
+                             (0, 1)) is None
+    # four rows above the floor among the last 31 (31 // 10 = 3 allowed): not at the floor
+    more = reward.copy()
+    more[[-3, -6]] = 0.25
+    assert detect_divergence(_log(more, **dict(broken, frac_reward_zero_std=np.where(more == 0, 1.0, 0.0))),
+                             (0, 1)) is None
+    # … and at TRL's logging_steps=10 the window is 5 rows: none may lie above the floor
+    def every_ten(last5):
+        coarse = np.r_[np.full(8, 0.3), last5]
+        series = {"reward": coarse, "frac_reward_zero_std": np.where(coarse == 0, 1.0, 0.0),
+                  "completions/clipped_ratio": np.r_[np.full(8, 0.2), np.full(5, 0.97)]}
+        return RunLog("synthetic", np.arange(1, coarse.size + 1) * 10, series, "reward")
+
+    assert detect_divergence(every_ten([0.0, 0.0, 0.125, 0.0, 0.0]), (0, 1)) is None
+    assert detect_divergence(every_ten([0.0] * 5), (0, 1)) is not None
+
+
 def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
     n = 120
     clipped = np.r_[np.zeros(60), np.full(60, 0.9)]

@@ -22,10 +22,10 @@ def test_collapse_line_reads_in_words_with_the_stop_and_its_checkpoint():
 
 def test_states_without_peak_and_now_give_their_evidence_and_warning():
     rising = {"state": "rising", "evidence": "the reward still rises over the last 10 logged points (slope t = 3.1 > 2)",
-              "numbers": {"slope_t": 3.1}, "warning": "collapse warning (the reward has not fallen): entropy"}
+              "numbers": {"slope_t": 3.1}, "warning": "collapse warning, not confirmed by the reward: entropy"}
     assert status_change_line(40, rising) == ("rlvr-dynamics: step 40: rising — the reward still rises over the "
-                                              "last 10 logged points (slope t = 3.1 > 2); warning: collapse warning "
-                                              "(the reward has not fallen): entropy")
+                                              "last 10 logged points (slope t = 3.1 > 2); warning: collapse warning, "
+                                              "not confirmed by the reward: entropy")
     nan_now = {**COLLAPSED, "numbers": {"peak": 0.7, "now": math.nan}}       # no number to show: the evidence
     assert status_change_line(5, nan_now).endswith("— the reward fell below half its gain at step 104 …")
 

@@ -11,7 +11,9 @@ Vocabulary, in order of precedence (the first that applies is the status):
 ``too short``          fewer than 4 logged rewards: nothing can be decided
 ``diverged``           the run blew up (:mod:`.divergence`): non-finite values at its last logged rows, or the reward
                        at its floor with no spread left in any group while the policy broke (completions at the
-                       length cap, entropy blown up or gone, length doubled or halved): nothing trains any more
+                       length cap, entropy blown up or gone, length doubled or halved): nothing trains any more;
+                       after a fall from a level above the floor, a tenth of the rows may lie above it (a prompt
+                       still solved now and then)
 ``collapsed``          the reward lost half its gain and has not come back (:mod:`.detectors.collapse`): step, peak
                        → now
 ``collapsing``         the reward itself is falling: a halving at the last logged point that the next point
@@ -249,7 +251,7 @@ def _decide_reward(log, steps, r, reward_bounds, detections, events, cross) -> S
         if "reward_fall" in on and bool(cross["reward_fall"][last_row]):
             return Status("collapsing", int(steps[-1]), "collapse warning with the reward falling: " + text,
                           {"signals": on})
-        warning = "; ".join(filter(None, [warning, "collapse warning (the reward has not fallen): " + text]))
+        warning = "; ".join(filter(None, [warning, "collapse warning, not confirmed by the reward: " + text]))
     status = _decide_rest(log, steps, r, reward_bounds, detections, done)
     return replace(status, warning=warning) if warning else status
 
