@@ -8,22 +8,25 @@ from rlvr_dynamics.grpo.config import RunConfig, expand
 from rlvr_dynamics.grpo.tokenizer import char_tokenizer, vocab_size
 
 
-@pytest.mark.parametrize("completion,answer,exact,last,units", [
-    ("42", "42", 1.0, 1.0, 1.0),
-    (" 42 ", "42", 1.0, 1.0, 1.0),
-    ("420", "42", 0.0, 0.0, 0.0),
-    ("4 2", "42", 0.0, 0.0, 1.0),
-    ("2", "42", 0.0, 0.0, 1.0),
-    ("12+30=42", "42", 0.0, 1.0, 1.0),
-    ("The answer is -17.", "-17", 0.0, 1.0, 0.0),
-    ("", "42", 0.0, 0.0, 0.0),
-    ("0042", "0042", 1.0, 1.0, 1.0),
-    ("042", "0042", 0.0, 1.0, 1.0),
+@pytest.mark.parametrize("completion,answer,exact,last,units,shaped", [
+    ("42", "42", 1.0, 1.0, 1.0, 2.5),
+    (" 42 ", "42", 1.0, 1.0, 1.0, 2.5),
+    ("420", "42", 0.0, 0.0, 0.0, 0.5),
+    ("4 2", "42", 0.0, 0.0, 1.0, 0.0),
+    ("2", "42", 0.0, 0.0, 1.0, 0.5),
+    ("12+30=42", "42", 0.0, 1.0, 1.0, 2.0),
+    ("The answer is -17.", "-17", 0.0, 1.0, 0.0, 2.0),
+    ("", "42", 0.0, 0.0, 0.0, 0.0),
+    ("0042", "0042", 1.0, 1.0, 1.0, 2.5),
+    ("042", "0042", 0.0, 1.0, 1.0, 2.5),
+    ("-17", "-17", 1.0, 1.0, 1.0, 2.5),
 ])
-def test_reward_functions_exact_on_known_strings(completion, answer, exact, last, units):
+def test_reward_functions_exact_on_known_strings(completion, answer, exact, last, units, shaped):
     assert tasks.score_exact(completion, answer) == exact
     assert tasks.score_last_number(completion, answer) == last
     assert tasks.score_units_digit(completion, answer) == units
+    assert tasks.score_shaped(completion, answer) == shaped == \
+        tasks.SHAPED_FORMAT * (shaped in (0.5, 2.5)) + tasks.SHAPED_CORRECT * last
 
 
 def test_trl_reward_function_handles_both_formats():

@@ -28,7 +28,9 @@ paper's benchmark list is [?], P1 spec §5):
 Rewards (``reward_function``): ``exact`` (stripped completion equals the answer; the default and the strict
 evaluation reward), ``last_number`` (the last integer in the completion equals the answer; for chatty pretrained
 models), ``units_digit`` (a deliberately gameable verifier: only the last character is checked; used to induce reward
-hacking, P1-C13; evaluation stays strict).
+hacking, P1-C13; evaluation stays strict), ``shaped`` (a format reward plus a larger correctness reward, in the style
+of the public Unsloth GRPO notebooks whose one-prompt-per-step logs the run doctor is judged on: a training reward
+on {0, 0.5, 2, 2.5}, not a success rate; evaluation stays strict).
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ EVAL_FAMILIES = ("add_spaced", "add_short", "add_long", "sub", "add3", "rg_basic
 TRAIN_TASKS = ("add",)
 """Training task generators (``add`` with its ``digits`` and ``answer_length`` knobs)."""
 
-REWARDS = ("exact", "last_number", "units_digit")
+REWARDS = ("exact", "last_number", "units_digit", "shaped")
 """Reward functions (see the module docstring)."""
 
 PROMPT_STYLES = ("plain", "chat")
@@ -388,12 +390,30 @@ def score_units_digit(completion: str, answer: str) -> float:
     return 1.0 if c and a and c[-1] == a[-1] else 0.0
 
 
+SHAPED_FORMAT = 0.5
+"""``shaped``: the reward for a reply that is a bare integer, the format the ``chat`` prompt asks for."""
+SHAPED_CORRECT = 2.0
+"""``shaped``: the reward for a reply whose last integer is the answer (the Unsloth notebooks' correctness weight)."""
+
+
+def score_shaped(completion: str, answer: str) -> float:
+    """SHAPED_FORMAT when the stripped completion is a bare integer, plus SHAPED_CORRECT when its last integer
+    equals the answer: 0, 0.5, 2 or 2.5.
+
+    >>> score_shaped("42", "42"), score_shaped("It is 42", "42"), score_shaped("41", "42"), score_shaped("no", "42")
+    (2.5, 2.0, 0.5, 0.0)
+    """
+    bare = re.fullmatch(r"-?\d+", completion.strip().replace(",", "")) is not None
+    return SHAPED_FORMAT * bare + SHAPED_CORRECT * score_last_number(completion, answer)
+
+
 _SCORERS: dict[str, Callable[[str, str], float]] = {
-    "exact": score_exact, "last_number": score_last_number, "units_digit": score_units_digit}
+    "exact": score_exact, "last_number": score_last_number, "units_digit": score_units_digit, "shaped": score_shaped}
 
 
 def scorer(name: str) -> Callable[[str, str], float]:
-    """The scoring function ``(completion, answer) -> {0.0, 1.0}`` called ``name`` (one of :data:`REWARDS`)."""
+    """The scoring function ``(completion, answer) -> float`` called ``name`` (one of :data:`REWARDS`): 0.0 or 1.0,
+    but for ``shaped`` (:func:`score_shaped`)."""
     if name not in _SCORERS:
         raise ValueError(f"reward must be one of {REWARDS}, got {name!r}")
     return _SCORERS[name]
