@@ -7,12 +7,13 @@ What it detects
       infinite loss or gradient norm, after finite values (the run produced NaN and goes on logging it);
     * **blown up at the floor**: over the last :data:`window_rows` reward rows every reward is at the floor (within
       :data:`FLOOR_TOL` of the reward's width; a share :data:`OFF_FLOOR_SHARE` of the rows may lie above it once the
-      reward has fallen there from a level above it, see :func:`_fell_to_floor`), no group of the rows at the floor
+      reward has fallen there from a level above it, see :func:`_fell_to_floor`, and the policy broke by one of the
+      signals below, not by that fall alone), no group of the rows at the floor
       has any spread left (the share of zero-std groups ≥
       :data:`ZERO_SPREAD`, or the within-group std ≈ 0, or neither logged), and the policy itself broke: completions
       at the length cap (share ≥ :data:`CAP_SHARE`), the token entropy ≥ :data:`ENTROPY_UP` × or ≤
-      :data:`ENTROPY_DOWN` × its level before the reward reached the floor (the median of its last
-      :data:`START_ROWS` values before that stretch; its first value when the reward sat there from the start), the
+      :data:`ENTROPY_DOWN` × its level before the reward reached the floor (the median of its values over as many
+      rows before that stretch as the window has; its first value when the reward sat there from the start), the
       mean completion length ≥ 2× or ≤ ½× that level, or a
       NaN among loss, gradient norm and entropy; or the reward fell to the floor from a start above it.
 
@@ -173,7 +174,8 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
         first = int(rows.size - np.argmin(at_floor[::-1])) if not at_floor.all() else 0
     broke = _broken_policy(log, win, int(rows[first]) if first > 0 else 0)
     start = y[:START_ROWS]
-    if float(np.mean(start)) >= floor + START_ABOVE * FLOOR_TOL * width and rows[0] < win[0]:
+    # a fall to the floor is the premise of the rows tolerated above it, so there it is no sign of a broken policy
+    if not off and float(np.mean(start)) >= floor + START_ABOVE * FLOOR_TOL * width and rows[0] < win[0]:
         broke.append(f"the reward fell to the floor from a start above it (its first {start.size} logged rewards "
                      f"average {float(np.mean(start)):.3g})")
     if not broke:
@@ -254,8 +256,10 @@ def _window(log: RunLog, concept: str, win: np.ndarray) -> np.ndarray | None:
     return v if v.size else None
 
 
-def _start(log: RunLog, concept: str, before: int) -> float:
-    """A signal's level before the reward reached the floor: the median of its last :data:`START_ROWS` finite values
+def _start(log: RunLog, concept: str, before: int, rows: int) -> float:
+    """A signal's level before the reward reached the floor: the median of its last ``rows`` finite values (as many
+    as the window it is compared with: a one-prompt log's entropy moves ×10 from row to row, and the median of three
+    rows at 0.02–0.03 made a window at 0.11 'blown up', dev run ``noisy-smollm-lr2e5``, 2026-12-06)
     in the log rows before row ``before`` (the first row of the stretch at the floor); its first finite value when
     the reward sat at the floor from the start (a learning rate too high from step 1 breaks the policy in one step,
     so only the first row shows it whole). The policy of a run that learns changes (a completion of 8 tokens
@@ -266,7 +270,7 @@ def _start(log: RunLog, concept: str, before: int) -> float:
     v = np.asarray(v, dtype=float)
     prior = v[:before][np.isfinite(v[:before])]
     if prior.size:
-        return float(np.median(prior[-START_ROWS:]))
+        return float(np.median(prior[-max(rows, START_ROWS):]))
     v = v[np.isfinite(v)]
     return float(v[0]) if v.size else math.nan
 
@@ -276,12 +280,12 @@ def _broken_policy(log: RunLog, win: np.ndarray, before: int) -> list[str]:
     cap = _window(log, "clipped_ratio", win)
     if cap is not None and cap.mean() >= CAP_SHARE:
         out.append(f"{100 * cap.mean():.0f} % of completions at the length cap")
-    h, h0 = _window(log, "entropy", win), _start(log, "entropy", before)
+    h, h0 = _window(log, "entropy", win), _start(log, "entropy", before, win.size)
     if h is not None and math.isfinite(h0) and h0 > 0:
         ratio = float(h.mean()) / h0
         if ratio >= ENTROPY_UP or ratio <= ENTROPY_DOWN:
             out.append(f"token entropy {h0:.3g} → {h.mean():.3g} (×{ratio:.2g})")
-    L, L0 = _window(log, "response_length", win), _start(log, "response_length", before)
+    L, L0 = _window(log, "response_length", win), _start(log, "response_length", before, win.size)
     if L is not None and math.isfinite(L0) and L0 > 0:
         ratio = float(L.mean()) / L0
         if ratio >= LENGTH_FACTOR or ratio <= 1 / LENGTH_FACTOR:

@@ -37,8 +37,9 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       running maximum of 3-point medians, so that one spike of a heavy-tailed reward is not a level) and the
       adaptive one when it is longer than 2 and full (its peak from such windows only); either can report.
     * **Confirmed halving**: the trailing mean at point t is below ``floor + G/2``, the fall from the peak is
-      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``) and the next point is below the same line (its reward
-      for w = 2, its trailing mean for the adaptive window); reported at t + 1 (one logged point after the halving).
+      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``, ``+ 2b`` on the adaptive window: tested at every point, its
+      first mean to pass is the lowest of ~m/w, which noise sinks by b as it lifts the peak; 2026-12-06) and the next
+      point is below the same line (its reward for w = 2, its trailing mean for the adaptive window); reported at t + 1.
     * **Judged by the run's own rewards too** (2026-12-05: the Gaussian tests above called the baseline
       of a one-prompt shaped reward, after two or three right answers, a collapse):
 
@@ -83,11 +84,11 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
 Dev evidence for its constants
     On the 35 course logs of ``../shared/grpo_logs_cs336`` (7 labelled collapses, 25 healthy) and the 15 public
     healthy logs: every collapse is reported and none is read as healthy; 6 of 7 within one logged point of the
-    halving (a 3-point trailing mean below half its peak), the slow one (0.35 → 0.08 over 20 steps) 8 points
-    after it; a collapse is reported on 1 of 40 healthy runs. Z_JUMP = 6 and JUMP_OVER_LARGEST = 1.5 keep the
-    heavy-tailed one-prompt Unsloth rewards out of the jump path; the small-sample factor, the 3-point-median peak
-    and the peak's noise lift b came from false reports on those logs (the design notes tell the order). On a
-    slow linear fall the report comes ~3 logged points after the raw halving.
+    halving (a 3-point trailing mean below half its peak), the slow one (0.35 → 0.08 over 20 steps) 8 points after
+    it; a collapse is reported on 1 of 40 healthy runs. Z_JUMP = 6 and JUMP_OVER_LARGEST = 1.5 keep the heavy-tailed
+    one-prompt Unsloth rewards out of the jump path; the small-sample factor, the 3-point-median peak and the peak's
+    noise lift b came from false reports on those logs (the design notes tell the order). On a slow linear fall the
+    report comes ~3 logged points after the raw halving.
     The run's-own-rewards tests (2026-12-05, fixed on the dev part before the test part was scored): on 190 dev
     surrogates of the real healthy logs (``bench/doctor_eval/surrogates.py``) runs with a collapse event 8 → 1
     (all on the 20 one-prompt Unsloth surrogates), on 200 synthetic one-prompt shaped rewards 166 → 29; CS336
@@ -438,7 +439,7 @@ def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int
     fall = track.hist[-1] - y_i
     jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
         fall > JUMP_OVER_LARGEST * largest_drop
-    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias) * se
+    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias * (1 if w == 2 else 2)) * se
     if jump or halving:     # the fall must come from a level the run held; a longer window's, by a rank test too
         held = level_held(y, i, w, half) and (w == 2 or rank_fall_p(y, i, w) <= RANK_ALPHA)
         jump, halving = jump and held, halving and held
