@@ -29,7 +29,9 @@ logged at every step, the same noise on a pretrained LM; since 2026-12-06 ``nois
 ``noisy-smollm-lr3e5`` (``data/configs/grpo_noisy_smollm_lr3e5.yml``), the temperature-1.0 run at a learning rate of
 3e-5 (its held-out accuracy collapsed, 0.20 → 0.03); since 2026-12-06 (second batch) ``noisy-smollm-lr2e5``, the same at
 2e-5 (healthy, 0.20 → 0.42), and ``noisy-smollm-shaped`` (``data/configs/grpo_noisy_smollm_shaped.yml``), the
-temperature-1.0 run with the shaped reward of the Unsloth notebooks (0.5 for the format, +2 when right).
+temperature-1.0 run with the shaped reward of the Unsloth notebooks (0.5 for the format, +2 when right; it learnt the
+format alone, held-out accuracy 0.20 → 0), and ``noisy-smollm-terms`` (``data/configs/grpo_noisy_smollm_terms.yml``),
+that reward as two logged terms at another seed.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,

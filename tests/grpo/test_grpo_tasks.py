@@ -76,6 +76,24 @@ def test_char_tokenizer_roundtrip():
     assert tok.decode(ids + [tok.eos_token_id, tok.pad_token_id], skip_special_tokens=True) == text
 
 
+def test_shaped_terms_are_two_trl_reward_functions_summing_to_the_shaped_reward():
+    """TRL sums the reward functions into ``reward`` and logs each as ``rewards/<name>/mean``: the two terms of
+    ``shaped_terms`` sum to ``shaped`` on every completion, and their names read as a format and a correctness term."""
+    from rlvr_dynamics.doctor.signals import sub_rewards
+    from rlvr_dynamics.runs.logs import RunLog
+    import numpy as np
+
+    fmt, corr = tasks.make_reward_functions("shaped_terms")
+    completions, answers = ["42", "41", "It is 42", "", "-3"], ["42", "42", "42", "42", "-3"]
+    kw = dict(prompts=["x"] * 5, completions=completions, answer=answers)
+    total = [a + b for a, b in zip(fmt(**kw), corr(**kw))]
+    assert total == [tasks.score_shaped(c, a) for c, a in zip(completions, answers)] == [2.5, 0.5, 2.0, 0.0, 2.5]
+    assert [f.__name__ for f in tasks.make_reward_functions("exact")] == ["reward_exact"]
+    log = RunLog("t", np.arange(1, 4), {"reward": np.ones(3), f"rewards/{fmt.__name__}/mean": np.ones(3),
+                                          f"rewards/{corr.__name__}/mean": np.ones(3)}, "reward")
+    assert sub_rewards(log) == (["rewards/reward_correct/mean"], ["rewards/reward_format/mean"])
+
+
 @pytest.mark.parametrize("field,value", [
     ("num_generations", 1), ("learning_rate", 0.0), ("learning_rate", -1e-3), ("momentum", 1.0),
     ("loss_type", "ppo"), ("optimizer", "lion"), ("reward", "fuzzy"), ("model", ""), ("max_steps", 0),

@@ -41,7 +41,7 @@ from . import graceful_stop
 from .config import RunConfig
 from .rng import RNG_STREAMS_VERSION, stream_seed
 from .store import git_commit, metrics_csv_text, metrics_rows, package_versions
-from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_function, train_problems
+from .tasks import EVAL_FAMILIES, eval_problems, format_prompt, heldout_problems, make_reward_functions, train_problems
 
 # ---------------------------------------------------------------------------------------------------- training
 def warm_start_spec(cfg: RunConfig):
@@ -263,7 +263,7 @@ def make_trainer(cfg: RunConfig, model_path: str, tokenizer, dataset, output_dir
         peft_config = LoraConfig(r=cfg.lora_rank, lora_alpha=2 * cfg.lora_rank, lora_dropout=0.0,
                                  target_modules="all-linear", task_type="CAUSAL_LM")
     score_completion_tokens_only()  # CPU: the fused LM head skips prompt positions, as on GPUs (same numbers)
-    trainer = GRPOTrainer(model=model_path, reward_funcs=[make_reward_function(cfg.reward)],
+    trainer = GRPOTrainer(model=model_path, reward_funcs=make_reward_functions(cfg.reward),
                           args=grpo_args(cfg, output_dir, device), train_dataset=dataset, processing_class=tokenizer,
                           peft_config=peft_config)
     trainer.remove_callback(PrinterCallback)

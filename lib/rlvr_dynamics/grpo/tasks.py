@@ -30,7 +30,9 @@ evaluation reward), ``last_number`` (the last integer in the completion equals t
 models), ``units_digit`` (a deliberately gameable verifier: only the last character is checked; used to induce reward
 hacking, P1-C13; evaluation stays strict), ``shaped`` (a format reward plus a larger correctness reward, in the style
 of the public Unsloth GRPO notebooks whose one-prompt-per-step logs the run doctor is judged on: a training reward
-on {0, 0.5, 2, 2.5}, not a success rate; evaluation stays strict).
+on {0, 0.5, 2, 2.5}, not a success rate; evaluation stays strict), ``shaped_terms`` (the same sum as two TRL reward
+functions, ``reward_format`` and ``reward_correct``, so that TRL logs each term as the notebooks' logs do:
+:func:`make_reward_functions`).
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ EVAL_FAMILIES = ("add_spaced", "add_short", "add_long", "sub", "add3", "rg_basic
 TRAIN_TASKS = ("add",)
 """Training task generators (``add`` with its ``digits`` and ``answer_length`` knobs)."""
 
-REWARDS = ("exact", "last_number", "units_digit", "shaped")
+REWARDS = ("exact", "last_number", "units_digit", "shaped", "shaped_terms")
 """Reward functions (see the module docstring)."""
 
 PROMPT_STYLES = ("plain", "chat")
@@ -396,6 +398,15 @@ SHAPED_CORRECT = 2.0
 """``shaped``: the reward for a reply whose last integer is the answer (the Unsloth notebooks' correctness weight)."""
 
 
+def score_bare_integer(completion: str, answer: str) -> float:
+    """1.0 iff the stripped completion is a bare integer, right or wrong (the format term of ``shaped``).
+
+    >>> score_bare_integer(" 41 ", "42"), score_bare_integer("It is 42", "42")
+    (1.0, 0.0)
+    """
+    return float(re.fullmatch(r"-?\d+", completion.strip().replace(",", "")) is not None)
+
+
 def score_shaped(completion: str, answer: str) -> float:
     """SHAPED_FORMAT when the stripped completion is a bare integer, plus SHAPED_CORRECT when its last integer
     equals the answer: 0, 0.5, 2 or 2.5.
@@ -403,12 +414,12 @@ def score_shaped(completion: str, answer: str) -> float:
     >>> score_shaped("42", "42"), score_shaped("It is 42", "42"), score_shaped("41", "42"), score_shaped("no", "42")
     (2.5, 2.0, 0.5, 0.0)
     """
-    bare = re.fullmatch(r"-?\d+", completion.strip().replace(",", "")) is not None
-    return SHAPED_FORMAT * bare + SHAPED_CORRECT * score_last_number(completion, answer)
+    return SHAPED_FORMAT * score_bare_integer(completion, answer) + SHAPED_CORRECT * score_last_number(completion, answer)
 
 
 _SCORERS: dict[str, Callable[[str, str], float]] = {
-    "exact": score_exact, "last_number": score_last_number, "units_digit": score_units_digit, "shaped": score_shaped}
+    "exact": score_exact, "last_number": score_last_number, "units_digit": score_units_digit, "shaped": score_shaped,
+    "shaped_terms": score_shaped}
 
 
 def scorer(name: str) -> Callable[[str, str], float]:
@@ -440,6 +451,23 @@ def make_reward_function(name: str) -> Callable[..., list[float]]:
 
     reward.__name__ = f"reward_{name}"
     return reward
+
+
+def make_reward_functions(name: str) -> list[Callable[..., list[float]]]:
+    """The TRL ``reward_funcs`` for reward ``name``: one function (:func:`make_reward_function`), or for
+    ``shaped_terms`` the two terms of :func:`score_shaped` as ``reward_format`` and ``reward_correct`` (TRL sums them
+    into ``reward`` and logs each as ``rewards/<name>/mean``)."""
+    if name != "shaped_terms":
+        return [make_reward_function(name)]
+
+    def term(weight: float, score: Callable[[str, str], float], label: str) -> Callable[..., list[float]]:
+        def reward(prompts, completions, answer, **kwargs) -> list[float]:
+            return [weight * score(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
+
+        reward.__name__ = f"reward_{label}"
+        return reward
+
+    return [term(SHAPED_FORMAT, score_bare_integer, "format"), term(SHAPED_CORRECT, score_last_number, "correct")]
 
 
 CHAT_INSTRUCTION = "Compute the answer and reply with the final number only."
