@@ -105,6 +105,28 @@ def test_degeneracy_from_trl_reward_std_zero_at_one_prompt_and_the_upper_bound_g
     assert not dg.detect_advantage_degeneracy(easy, reward_bounds=(0.0, 1.0)).fired
 
 
+def test_one_partial_reward_on_every_completion_of_a_one_prompt_step_is_degenerate():
+    """noisy-smollm-shaped (1 prompt x 8, 0.5 for a bare number + 2 when right): from step 9 on every completion was a
+    bare wrong number, so the step's one group scored 0.5 on all eight, with no spread and no advantage. Its rewards
+    all lay in [0, 1], so u = 0.5 said "up to half the groups may be all-correct" and f − u = 0.5 never fired. At one
+    prompt a step (f is 0 or 1 on every row) the group is all-correct only where u = 1."""
+    rng = np.random.default_rng(0)
+    f = np.r_[np.zeros(8), np.ones(N - 8)]
+    stuck = _log(reward=np.r_[np.linspace(0.06, 0.44, 8), np.full(N - 8, 0.5)], frac_reward_zero_std=f,
+                 entropy=1.0 + 0.1 * rng.standard_normal(N))
+    d = dg.detect_advantage_degeneracy(stuck)
+    assert d.fired and d.detail["on_at_end"]
+    # a binary reward at one prompt a step is unchanged: its zero-spread rows are all-failed (u = 0) or solved (u = 1)
+    right = rng.uniform(size=N) < 0.5
+    binary = _log(reward=np.where(right, 1.0, 0.0), frac_reward_zero_std=np.ones(N),
+                  entropy=1.0 + 0.1 * rng.standard_normal(N))
+    assert not dg.detect_advantage_degeneracy(binary).fired
+    # two prompts a step (f in {0, 0.5, 1}): a mean of 0.5 with no spread may be one solved and one failed group
+    two = _log(reward=np.full(N, 0.5), frac_reward_zero_std=np.where(STEPS % 2 == 0, 1.0, 0.5),
+               entropy=1.0 + 0.1 * rng.standard_normal(N))
+    assert not dg.detect_advantage_degeneracy(two).fired
+
+
 def test_concentration_fires_on_entropy_and_spread_falling_together_once_learning_stalls():
     h = 0.6 * np.exp(-STEPS / 40)
     spread = 0.6 * np.exp(-STEPS / 80)

@@ -22,8 +22,9 @@ Vocabulary, in order of precedence (the first that applies is the status):
                        (:mod:`.precursors`): which signals. A halving that the run's own rewards need more points
                        to confirm is a warning, with the points it takes
 ``degenerate groups``  the advantage-degeneracy detector still on at the last logged row, or its last event in
-                       the last quarter of the run (most groups all-failed, so GRPO's advantages vanish, while
-                       learning has stalled; a reward at its floor on every step is exactly that)
+                       the last quarter of the run (most groups all-failed, or at one prompt a step all on one
+                       partial reward, so GRPO's advantages vanish, while learning has stalled; a reward at its
+                       floor on every step is exactly that)
 ``hacking suspected``  the reward-hacking detector on in the last quarter of the run (the training reward holds or
                        rises while the held-out evaluation or the correctness sub-reward falls)
 ``unstable``           the reward crashed below half its gain for at least 5 logged points and came back (a
@@ -101,7 +102,8 @@ ACTIONS = {
     "collapsing": "save a checkpoint now and watch the next logged points; if the reward keeps falling, roll back "
                   "and lower the learning rate",
     "degenerate groups": "the groups carry no advantage: use easier prompts (or a curriculum), raise the group size "
-                         "G, or add partial credit to the reward",
+                         "G, or add partial credit to the reward; if every completion earns the same partial reward "
+                         "(a format term alone), weight correctness higher",
     "hacking suspected": "check the format and correctness rewards against held-out answers; tighten the format "
                          "reward or weight correctness higher",
     "unstable": "lower the learning rate or raise G (fewer, larger steps are noisier, not faster); the run "
@@ -261,8 +263,8 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     degenerate = _get(dets, "advantage_degeneracy")
     if degenerate and degenerate.get("fired") and _on_at_end(degenerate, steps):
         return Status("degenerate groups", degenerate["events"][-1]["step"],
-                      f"advantage degeneracy ({degenerate['signal']}): the share of all-failed groups stayed high "
-                      f"while learning stalled (from step {degenerate['events'][-1]['step']})",
+                      f"advantage degeneracy ({degenerate['signal']}): the share of unsolved groups without reward "
+                      f"spread stayed high while learning stalled (from step {degenerate['events'][-1]['step']})",
                       {"events": len(degenerate["events"])})
     hacking = _get(dets, "reward_hacking")
     if hacking and hacking.get("fired") and _on_at_end(hacking, steps):

@@ -12,7 +12,9 @@ Why it matters in GRPO
 Signals
     f: the fraction of groups with zero reward std (TRL's ``frac_reward_zero_std``; else 1[reward_std == 0] from
     TRL/Unsloth ``reward_std``, exact at 1 prompt per step, a lower bound at more); u = (R − lo)/(hi − lo) ≥ the
-    share of all-correct groups, so f − u bounds the all-failed share from below (u = 0 without bounds); the entropy
+    share of all-correct groups, so f − u bounds the all-failed share from below (u = 0 without bounds; at one prompt
+    a step, f ∈ {0, 1} on every row, the all-correct share is exactly 1[u = 1] where f = 1: a group that scored one
+    partial reward on all its completions, e.g. a format reward alone, is starved as an all-failed one); the entropy
     when logged. Not verl's ``critic/score/std`` (a batch std). A log with neither column but known bounds
     (declared, or a reward in [0, 1]) gives f ≥ 1[R = lo]: a step whose mean reward is the lower bound had every
     completion fail, so every group of it is all-failed, exactly; elsewhere 0 is a lower bound. A run whose reward
@@ -47,6 +49,14 @@ DEGENERACY_EFFECT = 0.25
 """Smoothing effect (absolute, on the fraction)."""
 FLOOR_TOL = 1e-9
 """A normalised reward u ≤ this is at the reward's lower bound (every completion of the step failed)."""
+ONE_GROUP_ROWS = 20
+"""Rows of a zero-std share that is 0 or 1 on every one of them that show a log of one prompt a step."""
+
+
+def _one_group_a_step(f: np.ndarray) -> bool:
+    """The zero-std share is 0 or 1 on every logged row (at least ONE_GROUP_ROWS of them): one prompt a step."""
+    v = f[np.isfinite(f)]
+    return v.size >= ONE_GROUP_ROWS and bool(np.all((v == 0) | (v == 1)))
 
 
 def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] | None = None) -> Detection:
@@ -67,8 +77,13 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
             return Detection("advantage_degeneracy", False, False, None, "no zero-std-group fraction, TRL "
                              "reward_std or reward bounds", thr)
     # all-correct groups are at most the normalised reward u = (R − lo)/(hi − lo) of the step: f − u is a lower
-    # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself
-    f = np.where(np.isfinite(f), f - np.nan_to_num(u, nan=0.0), np.nan)
+    # bound on the fraction of groups that all failed (the starved ones); without bounds, f itself. At one prompt a
+    # step (f is 0 or 1 on every row) the step's one group is all-correct exactly when u = 1: a zero-spread group
+    # below that scored the same partial reward on every completion, and is starved too
+    solved = np.nan_to_num(u, nan=0.0)
+    if _one_group_a_step(f):
+        solved = np.where(f == 1, (solved >= 1 - FLOOR_TOL).astype(float), solved)
+    f = np.where(np.isfinite(f), f - solved, np.nan)
     fs, k, _ = smoothed(f, lambda v, s: np.full(v.size, DEGENERACY_EFFECT))
     cond = full_window(k) & (fs > DEGENERACY_FRACTION)
     cond_rows = on_rows(log, f, cond.astype(float)) > 0.5
