@@ -29,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from .tasks import PROMPT_STYLES, REWARDS, TRAIN_TASKS
+from .rewards import REWARDS
+from .tasks import PROMPT_STYLES, TRAIN_TASKS
 from .model_sizes import TINY_SIZES
 from .panel import DEFAULT_PANEL_STEPS, canonical_panel_steps
 
@@ -106,7 +107,7 @@ class RunConfig:
     the length of ``answer_copies`` copies), so one warm start serves every response length of a P2 sweep."""
     reward: str = "exact"
     """Training reward: ``exact``, ``last_number``, the gameable ``units_digit`` or the format-plus-correctness
-    ``shaped`` (:func:`~rlvr_dynamics.grpo.tasks.score_shaped`). Evaluation is always strict."""
+    ``shaped`` (:func:`~rlvr_dynamics.grpo.rewards.score_shaped`). Evaluation is always strict."""
     eval_reward: str = "exact"
     """Reward used for every evaluation (held-out and transfer): ``exact`` or ``last_number``."""
     prompt_style: str = "plain"

@@ -12,7 +12,8 @@ import torch
 
 from .._checks import check_int
 from .rng import isolated_rng
-from .tasks import Problem, completion_text, format_prompt, scorer
+from .rewards import completion_text, scorer
+from .tasks import Problem, format_prompt
 
 
 def encode_prompts(tokenizer, problems: Sequence[Problem], prompt_style: str = "plain") -> list[str]:

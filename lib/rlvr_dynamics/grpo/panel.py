@@ -293,7 +293,7 @@ def evaluate_panel(model, tokenizer, problems: Sequence[Problem], *, max_new_tok
     mean reward if ``greedy``. The global RNG streams are untouched (:func:`panel_completions`)."""
     import time
 
-    from .tasks import scorer
+    from .rewards import scorer
 
     t = time.perf_counter()
     score = scorer(reward)

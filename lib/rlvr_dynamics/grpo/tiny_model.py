@@ -287,7 +287,7 @@ def _mixture_warm_start(spec: WarmStart, out: Path, *, progress: bool = False) -
                       f"excess {excess:.4f} nats/answer")
     max_new = len(max((p.answer for p in held), key=len)) + 2
     from .evaluation import generate
-    from .tasks import score_exact
+    from .rewards import score_exact
 
     comps = generate(model, tok, held, max_new_tokens=max_new, do_sample=True, temperature=1.0,
                      seed=stream_seed(spec.seed, "warm_start_check"),
