@@ -37,9 +37,8 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       running maximum of 3-point medians, so that one spike of a heavy-tailed reward is not a level) and the
       adaptive one when it is longer than 2 and full (its peak from such windows only); either can report.
     * **Confirmed halving**: the trailing mean at point t is below ``floor + G/2``, the fall from the peak is
-      significant (``peak − S_t > (Z_DROP·√2 + b)·σ̂/√w``, ``+ 2b`` on the adaptive window: tested at every point, its
-      first mean to pass is the lowest of ~m/w, which noise sinks by b as it lifts the peak; 2026-12-06) and the next
-      point is below the same line (its reward for w = 2, its trailing mean for the adaptive window); reported at t + 1.
+      significant (``peak − S_t > (Z_DROP·√2 + b + b_t)·σ̂/√w``; b_t = √(2·ln(k/w)) on the adaptive window, k points
+      since the peak: its first mean to pass is the lowest of k/w) and the next point is below it; reported at t + 1.
     * **Judged by the run's own rewards too** (2026-12-05: the Gaussian tests above called the baseline
       of a one-prompt shaped reward, after two or three right answers, a collapse):
 
@@ -439,7 +438,8 @@ def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int
     fall = track.hist[-1] - y_i
     jump = i >= JUMP_MIN_POINTS and y_i < half and fall > Z_JUMP * sigma * math.sqrt(1 + 1 / w) and \
         fall > JUMP_OVER_LARGEST * largest_drop
-    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias * (1 if w == 2 else 2)) * se
+    trough = peak_bias(i - track.peak_i, w) if w > 2 else 0.0     # the lowest of the windows since the peak
+    halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias + trough) * se
     if jump or halving:     # the fall must come from a level the run held; a longer window's, by a rank test too
         held = level_held(y, i, w, half) and (w == 2 or rank_fall_p(y, i, w) <= RANK_ALPHA)
         jump, halving = jump and held, halving and held
