@@ -101,18 +101,22 @@ def completion_text(completion) -> str:
     return str(completion)
 
 
+def _trl_reward(score: Callable[[str, str], float], label: str, weight: float = 1.0) -> Callable[..., list[float]]:
+    """A TRL reward function ``reward_<label>(prompts, completions, answer, **kwargs) -> list[float]``: ``weight`` ×
+    ``score`` of each completion against its answer (the dataset's ``answer`` column, passed per completion)."""
+    def reward(prompts, completions, answer, **kwargs) -> list[float]:
+        return [weight * score(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
+
+    reward.__name__ = f"reward_{label}"
+    return reward
+
+
 def make_reward_function(name: str) -> Callable[..., list[float]]:
     """A TRL reward function ``f(prompts, completions, answer, **kwargs) -> list[float]`` for reward ``name``.
 
     The dataset must carry an ``answer`` column; TRL passes it per completion.
     """
-    score = scorer(name)
-
-    def reward(prompts, completions, answer, **kwargs) -> list[float]:
-        return [score(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
-
-    reward.__name__ = f"reward_{name}"
-    return reward
+    return _trl_reward(scorer(name), name)
 
 
 def make_reward_functions(name: str) -> list[Callable[..., list[float]]]:
@@ -121,12 +125,5 @@ def make_reward_functions(name: str) -> list[Callable[..., list[float]]]:
     into ``reward`` and logs each as ``rewards/<name>/mean``)."""
     if name != "shaped_terms":
         return [make_reward_function(name)]
-
-    def term(weight: float, score: Callable[[str, str], float], label: str) -> Callable[..., list[float]]:
-        def reward(prompts, completions, answer, **kwargs) -> list[float]:
-            return [weight * score(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
-
-        reward.__name__ = f"reward_{label}"
-        return reward
-
-    return [term(SHAPED_FORMAT, score_bare_integer, "format"), term(SHAPED_CORRECT, score_last_number, "correct")]
+    return [_trl_reward(score_bare_integer, "format", SHAPED_FORMAT),
+            _trl_reward(score_last_number, "correct", SHAPED_CORRECT)]
