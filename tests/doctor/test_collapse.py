@@ -6,6 +6,7 @@ import pytest
 
 from rlvr_dynamics.doctor.detectors import collapse as C
 from rlvr_dynamics.doctor.detectors import own_rewards as O
+from rlvr_dynamics.doctor.detectors import prefix_noise as PN
 from rlvr_dynamics.runs.noise import resolution_samples
 
 
@@ -108,10 +109,10 @@ def test_shapes_are_checked():
 
 
 def test_small_sample_factor_and_peak_bias():
-    assert C.small_sample_factor(3) == pytest.approx(4.302652729911275 / 1.959963984540054)
-    assert C.small_sample_factor(500) == 1.0
-    assert C.peak_bias(2, 2) == 0.0
-    assert C.peak_bias(200, 2) == pytest.approx(math.sqrt(2 * math.log(100)))
+    assert O.small_sample_factor(3) == pytest.approx(4.302652729911275 / 1.959963984540054)
+    assert O.small_sample_factor(500) == 1.0
+    assert PN.peak_bias(2, 2) == 0.0
+    assert PN.peak_bias(200, 2) == pytest.approx(math.sqrt(2 * math.log(100)))
 
 
 # --- the fall judged by the run's own rewards (level_held, level_share, confirm_points) ---------------------------

@@ -125,7 +125,10 @@ def test_a_few_solved_prompts_after_the_fall_do_not_hide_a_blow_up():
     div = detect_divergence(_log(reward, **broken), (0, 1))
     assert div is not None and div.kind == "blown up" and div.numbers["off_floor"] == 2
     assert "2 of them above it" in div.sentence() and "groups at the floor" in div.sentence()
-    assert decide_status(_log(reward, **broken), (0, 1)).state == "diverged"
+    # the fall itself is a collapse that the solved prompts after it do not lift back (a recovery is read on the
+    # event's own window): the status is that collapse, with the blow-up as its aftermath
+    status = decide_status(_log(reward, **broken), (0, 1))
+    assert status.state == "collapsed" and "97 % of completions at the length cap" in status.evidence
     # a hard task: at the floor from the start with the same few solved prompts, the same broken policy
     hard = np.r_[np.zeros(80), after]
     assert detect_divergence(_log(hard, **dict(broken, frac_reward_zero_std=np.where(hard == 0, 1.0, 0.0))),

@@ -50,7 +50,7 @@ GRAD_SPIKE = 10.0
 7 real collapses at 5 and none at 10 (it counts only beside a reward fall: :data:`~.warning_rule.NOT_COUNTED`)."""
 FORMAT_FALL = 0.3
 """Format accuracy: trailing mean ≤ (1 − FORMAT_FALL) × its running peak, the fall significant: more than
-(Z_FALL·√2 + b)·σ̂/√SMOOTH, b the peak's selection bias (:func:`.detectors.collapse.peak_bias`)."""
+(Z_FALL·√2 + b)·σ̂/√SMOOTH, b the peak's selection bias (:func:`.detectors.prefix_noise.peak_bias`)."""
 Z_FALL = 3.0
 ZERO_STD = 0.9
 """Share of groups with zero reward std: trailing mean ≥ ZERO_STD after a point at or below ZERO_STD_FROM."""
@@ -141,7 +141,7 @@ def entropy_rise(h: np.ndarray, factor: float = ENTROPY_RISE) -> np.ndarray:
     that smoothing lifted by its noise bias b·σ/√k (the minimum of many noisy means is biased low), and above the
     mean of its first values."""
     from .detectors.causal import smoothed
-    from .detectors.collapse import peak_bias
+    from .detectors.prefix_noise import peak_bias
 
     out = np.zeros(h.shape, dtype=bool)
     ok = np.flatnonzero(np.isfinite(h))
@@ -244,7 +244,7 @@ def grad_spike(g: np.ndarray) -> np.ndarray:
     runs, and a one-prompt run's norm is heavy-tailed; a sustained spike beyond its noise is not. A step whose
     groups all scored the same has a zero gradient and carried no update: zeros are left out."""
     from .detectors.causal import causal_sigma
-    from .detectors.collapse import peak_bias
+    from .detectors.prefix_noise import peak_bias
 
     g = np.asarray(g, dtype=float)
     out = np.zeros(g.shape, dtype=bool)
@@ -269,11 +269,11 @@ def _fall(v: np.ndarray, floor, fraction: float) -> np.ndarray:
     ``k = clip(⌈(Z_WINDOW·σ̂/(fraction·gain))²⌉, SMOOTH, K_MAX)``, σ̂ the plain step noise std(Δ)/√2 of the values
     before the row (a heavy-tailed one-prompt reward's spikes are its noise, so the robust σ̂ would understate it);
     the peak is the running maximum of that trailing mean over full windows, and the fall must exceed
-    (Z_FALL·√2 + b)·σ̂/√k, b the peak's selection bias (:func:`.detectors.collapse.peak_bias`).
+    (Z_FALL·√2 + b)·σ̂/√k, b the peak's selection bias (:func:`.detectors.prefix_noise.peak_bias`).
     ``floor``: a number, an array per row (NaN: none known at that row), or None; without one, the smallest
     trailing mean so far."""
     from .detectors.causal import K_MAX, Z_WINDOW
-    from .detectors.collapse import PrefixSigma, peak_bias
+    from .detectors.prefix_noise import PrefixSigma, peak_bias
 
     out = np.zeros(v.shape, dtype=bool)
     ok = np.flatnonzero(np.isfinite(v))

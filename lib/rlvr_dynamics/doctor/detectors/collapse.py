@@ -74,8 +74,11 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       trend for many points. On such a grid (shown by the rewards after the start, no factor 25 in it:
       :func:`on_completion_grid`) the first reward alone is a start level too, at START_FIRST_Z: a model broken by
       its first update (0.95, 0.42, 0.16, …) has m₃ inside the fall (dev evidence: :mod:`.own_rewards`).
-    * No event before the 4th logged point. After an event the rule re-arms once the trailing mean is back above
-      ``floor + RECOVERY·G`` (the run recovered: a temporary crash).
+    * No event before the 4th logged point. After an event the rule re-arms once the trailing mean on the event's
+      own window w is back above ``floor + RECOVERY·G`` (the run recovered: a temporary crash). The window is the
+      one the fall was significant on (2 for a large fall against the noise): a rise back is read on the same
+      noise, so one solved prompt of a collapsed one-prompt run is no recovery (2026-12-06: ``noisy-smollm-lr2e5``
+      seed 2, at reward 0 for 150 steps, read as recovered at step 238 from a 2-point mean of 0.88 and 0.5).
     * A halving at the last logged point has no next point yet: it is reported as *pending*. With k = 2 the
       status is ``collapsing``; with k > 2 (the fall is within what the run's own rewards do) it is a warning that
       names k, never a failure state.
@@ -115,15 +118,15 @@ Dev evidence for its constants
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ...runs.noise import RESOLUTION_MAX, bernoulli_sigma, step_sigma, value_denominator
+from ...runs.noise import RESOLUTION_MAX, bernoulli_sigma, value_denominator
 from .own_rewards import (JUMP_LEVEL_SHARE, RANK_ALPHA, START_LEVEL_SAMPLES, START_POINTS, confirm_points,
-                          fall_from_start, level_held, level_share, rank_fall_p, small_sample_factor)
+                          fall_from_start, level_held, level_share, rank_fall_p)
+from .prefix_noise import SHORT_PREFIX, PrefixSigma, peak_bias  # noqa: F401  (SHORT_PREFIX: the docstring's)
 
 W_MAX = 20
 """Longest trailing window (logged points)."""
@@ -145,12 +148,7 @@ came; dev evidence in the design notes, 2026-12-06)."""
 FIRST_POINT = 3
 """Index of the first logged point that can hold a halving (the 4th)."""
 RECOVERY = 0.75
-"""After an event the rule re-arms when the trailing mean is back above floor + RECOVERY·G."""
-SHORT_PREFIX = 6
-"""Below this many values σ̂ is at least their standard deviation (three points on a line have std(Δr) = 0)."""
-SIGMA_EXACT_UNTIL = 64
-"""σ̂ is re-estimated at every point up to this many rewards, then whenever the count grows by SIGMA_GROWTH."""
-SIGMA_GROWTH = 1.05
+"""After an event the rule re-arms when the trailing mean on the event's window is back above floor + RECOVERY·G."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +175,8 @@ class CollapseEvent:
     sigma: float
     """Step noise σ̂ the fall was judged against."""
     recovered_step: int | None = None
-    """First step where the trailing mean was back above floor + RECOVERY·G; None if it never was."""
+    """First step where the trailing mean on the event's window was back above floor + RECOVERY·G; None if it never
+    was."""
     confirm_points: int = 2
     """Rewards in a row below the half line that confirm it (:func:`confirm_points`; 2: the halving point and the
     next one). A pending halving that needs more than 2 is a warning, not yet a collapse."""
@@ -186,44 +185,6 @@ class CollapseEvent:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def peak_bias(m: int, w: int) -> float:
-    """√(2·ln(m/w)) (0 when m ≤ w): about how many SEs noise lifts the largest of m/w independent means."""
-    ratio = m / max(w, 1)
-    return math.sqrt(2 * math.log(ratio)) if ratio > 1 else 0.0
-
-
-class PrefixSigma:
-    """σ̂ of the values before a point: the robust step noise × :func:`small_sample_factor` (or the plain one, or no
-    factor), re-estimated on the schedule of :data:`SIGMA_EXACT_UNTIL` (call it with growing prefixes)."""
-
-    def __init__(self, *, robust: bool = True, small_sample: bool = True) -> None:
-        self.count = -1
-        self.value = 0.0
-        self.robust, self.small_sample = robust, small_sample
-
-    def __call__(self, before: np.ndarray) -> float:
-        n = before.size
-        if n != self.count and (n <= SIGMA_EXACT_UNTIL or n >= SIGMA_GROWTH * self.count):
-            key = (self.robust, self.small_sample,
-                   hashlib.blake2b(np.ascontiguousarray(before, dtype=float).tobytes(), digest_size=16).digest())
-            value = _PREFIX_SIGMA_CACHE.get(key)
-            if value is None:
-                factor = small_sample_factor(n - 1) if self.small_sample else 1.0
-                sigma = step_sigma(before, robust=self.robust)
-                if n < SHORT_PREFIX:       # a few points cannot tell trend from noise: take the larger reading
-                    sigma = max(sigma, float(np.std(before[np.isfinite(before)], ddof=1)) if n >= 2 else 0.0)
-                if len(_PREFIX_SIGMA_CACHE) > 200_000:
-                    _PREFIX_SIGMA_CACHE.clear()
-                value = _PREFIX_SIGMA_CACHE[key] = sigma * factor
-            self.value, self.count = value, n
-        return self.value
-
-
-_PREFIX_SIGMA_CACHE: dict[tuple, float] = {}
-"""σ̂ of a prefix, memoised on its bytes: the live doctor re-reads the same prefixes at every update (a pure
-speed-up, bounded at 200,000 entries)."""
 
 
 class _Track:
@@ -375,13 +336,20 @@ class CollapseTracker:
                                      jump=False, halving=True, index=i, below=1,
                                      needed=confirm_points(level_share(y, i, i, sigma, half)))
         if not self._armed and self._open is not None and \
-                values[2] >= self._open["floor"] + RECOVERY * self._open["gain"]:
+                _recovery_mean(y, i, self._open["window"]) >= self._open["floor"] + RECOVERY * self._open["gain"]:
             self.done[-1] = _recovered(self.done[-1], t_i)
             self._armed, self._open = True, None
             for track, w, s_i, _ in tracks:
                 track.restart(s_i, i)
         short.push(values[2], i, full=i >= 2, level=_median_of_last3(y, i))
         long_.push(values[w_long], i, full=2 < w_long <= i + 1)
+
+
+def _recovery_mean(y: np.ndarray, i: int, w: int) -> float:
+    """The trailing mean of the last ``w`` rewards up to point i, ``w`` the window of the open event: a recovery is
+    read on the window the fall was significant on, so that the noise which hid a fall on shorter means cannot fake
+    the rise back (one solved prompt of a collapsed one-prompt run lifts a 2-point mean over the line)."""
+    return float(np.mean(y[max(0, i - w + 1): i + 1]))
 
 
 def _median_of_last3(y: np.ndarray, i: int) -> float:

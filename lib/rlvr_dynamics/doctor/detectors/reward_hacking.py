@@ -42,7 +42,7 @@ import numpy as np
 from ...runs.logs import RunLog
 from ...runs.noise import step_sigma
 from ..signals import eval_column, evaluation_rows, sub_rewards
-from .collapse import peak_bias
+from .prefix_noise import peak_bias
 from .causal import (K_MAX, PEAK_WINDOW, SIGMA_FIRST, Detection, sustained_events, full_window, on_rows, detection, running_scale,
                       smoothed, trailing_mean, causal_sigma)
 
