@@ -247,12 +247,24 @@ def failure_sections(runs, split: str, live: bool = True) -> tuple[list[tuple[st
         summaries[label] = {"targets": s, "baselines": b}
         by_src = fl.format_by_source(fl.by_source(scored)) if len({r.source for r in rs}) > 1 else ""
         by_noise = fl.format_by_source(fl.by_source(scored, "noise_class"), "noise_class")
+        by_seen = fl.format_by_source(sorted(fl.by_source(scored, "reward_seen"), key=lambda r: r["source"]),
+                                      "source: what the training reward did") if by_src else ""
         out.append((f"Failures first: status, collapse report and warning ({label})",
                     fl.format_summary(s) + "\n\n" + fl.format_baselines(b)
                     + (f"\n\nBy source (where the misses and the false alarms come from):\n\n{by_src}" if by_src else "")
                     + "\n\nBy noise class (the step noise against the reward's range; a halving within one logged "
-                    f"point of a noisy run is mostly its own noise):\n\n{by_noise}"))
+                    f"point of a noisy run is mostly its own noise):\n\n{by_noise}"
+                    + (SEEN_TEXT + by_seen if by_seen else "")))
     return out, summaries
+
+
+SEEN_TEXT = ("\n\nBy what the training reward did (a breakdown, not a target): each run read again by the corpus' "
+             "hindsight rule on its whole training reward (the reward smoothed on its noise window loses half its "
+             "gain for good). The labels of the bisection trials and the project runs come from held-out accuracy, "
+             "which the doctor never reads: a collapse whose training reward holds is one no rule on the logged "
+             "reward can report, and a healthy run whose training reward halves is one the doctor should report.\n\n")
+"""The paragraph before the table of :func:`failure_sections` that splits every source by what its training reward
+did (:func:`doctor_eval.failures.score_run`'s ``reward_seen``)."""
 
 
 PREVIOUS_RULE = "360cc97"

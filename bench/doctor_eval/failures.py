@@ -20,6 +20,13 @@ Protocol (DESIGN.md, "Judging the run tools", and issue 29's targets), fixed bef
   the halving, at least one point before it.
 * **Status**: the final status of every run; a collapsed run must never get a healthy status (``rising``,
   ``plateaued``), a healthy run should not get a failure status.
+* **What the training reward did** (a breakdown, not a target; added 2026-12-06 after the fourteenth scoring): every
+  run is also read by the corpus' hindsight rule on its whole training reward
+  (:func:`~.corpus_run.hindsight_collapse`, the rule that labels the project runs without ``eval.json``), and the
+  targets are repeated per source and that reading. The bisection trials and the project runs are labelled by their
+  held-out accuracy, which the doctor never reads: a held-out collapse whose training reward holds is one no rule
+  on the logged reward can report, and a healthy trial whose training reward halves is one the doctor should report
+  (its contract: only what the reward did sets a failure status).
 * **Precursor table**: per signal, on the collapsing runs that log it, whether it crossed within :data:`LOOKBACK`
   points before the halving, how many points ahead, and its false-alarm rate (any crossing) on healthy runs.
 """
@@ -34,6 +41,8 @@ from rlvr_dynamics.doctor import precursors as P
 from rlvr_dynamics.doctor import warning_rule as wr
 from rlvr_dynamics.doctor.detectors.collapse import collapse_events
 from rlvr_dynamics.doctor.status import FAILURE_STATES, decide_status
+
+from .corpus_run import hindsight_collapse
 
 LOOKBACK = 10
 """Logged points before the halving in which a warning or a precursor crossing counts as leading it."""
@@ -80,6 +89,8 @@ def score_run(run) -> dict[str, Any]:
     steps, r = log.reward_curve()
     out: dict[str, Any] = {"name": run.name, "source": run.source, "split": run.split, "outcome": run.outcome,
                            "points": int(r.size), "noise_class": run.noise_class}
+    halves = hindsight_collapse(steps, r, bounds)[0] is not None
+    out["reward_seen"] = f"{run.source}: training reward {'halves' if halves else 'holds'}"
     status = decide_status(log, bounds)
     out["status"] = status.state
     out["status_step"] = status.step
