@@ -297,13 +297,14 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
     recent = float(np.mean(r[-min(m, r.size):]))
     drop, gain = _recent_drop(r, m, reward_bounds)
     if (math.isfinite(t) and t < -FALLING_T or t == -math.inf) and drop >= FALL_SHARE * gain:
-        before = r[-2 * min(m, r.size):-min(m, r.size)]
+        # the line's ends, not the window's mean beside the one before: a window that rose and then fell has a
+        # mean above the one before while its line falls ("falls …; mean 0.745, 0.748 before" read as no fall)
         return Status("falling", int(steps[-1]),
                       f"the reward falls over the last {min(m, r.size)} logged points ({_slope_t(t)} < "
-                      f"−{FALLING_T:g}, {drop:.3g} along its line); mean {recent:.3g}" +
-                      (f", {float(np.mean(before)):.3g} over the {before.size} before" if before.size else "") +
+                      f"−{FALLING_T:g}): its line goes from {recent + drop / 2:.3g} to {recent - drop / 2:.3g}, "
+                      f"a fall of {drop:.3g}" + (f", {100 * drop / gain:.0f} % of its gain" if gain > 0 else "") +
                       "; not yet half its gain lost, which the collapse report would call a collapse",
-                      {"slope_t": t, "drop": drop})
+                      {"slope_t": t, "drop": drop, "line_from": recent + drop / 2, "line_to": recent - drop / 2})
     small = t < -FALLING_T         # significant, but too small a fall to be one
     short = (f", a fall of {drop:.3g} along its line, under the {FALL_SHARE:.0%} of its gain a fall needs" if small
              else f", short of the t < −{FALLING_T:g} a fall needs" if t < -RISING_T else "")
