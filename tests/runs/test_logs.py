@@ -76,6 +76,20 @@ def test_missing_file_and_unknown_column(tmp_path):
         load_log(_csv(tmp_path), reward_column="acc")
 
 
+def test_only_per_function_rewards_name_their_sum(tmp_path):
+    """A log with TRL's per-function rewards but no total: the error names the CLI flag and what the columns are."""
+    p = tmp_path / "log.csv"
+    p.write_text("step,rewards/format/mean,rewards/correct/mean\n1,0.5,0.1\n2,0.5,0.3\n")
+    with pytest.raises(ValueError, match=r"\(--reward-column\) one of the numeric columns .*TRL's per-function "
+                                         r"rewards \['rewards/correct/mean', 'rewards/format/mean'\] are there: the "
+                                         r"training reward is their sum"):
+        load_log(p)
+    p.write_text("step,score\n1,0.1\n2,0.2\n")
+    with pytest.raises(ValueError) as err:
+        load_log(p)
+    assert "per-function" not in str(err.value)
+
+
 @pytest.mark.skipif(not SHARED_LOGS.exists(), reason="../shared/grpo_logs is not beside this clone")
 def test_shared_logs_load_with_their_declared_reward_column():
     index = json.loads((SHARED_LOGS / "index.json").read_text())

@@ -59,7 +59,11 @@ def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_co
             raise empty(lower[c])
     if single_metric is not None and single_metric in series:
         return single_metric          # a one-metric export (TensorBoard UI), named after its file
-    raise ValueError(f"{path}: no reward column among {list(candidates)}; {_choices(series)}")
+    per_function = sorted(k for k in series if k.startswith("rewards/") and k.endswith("/mean"))
+    hint = (f" (TRL's per-function rewards {per_function} are there: the training reward is their sum, weighted by "
+            "reward_weights, 1 each by default; one of them alone is one term of it)") if per_function else ""
+    raise ValueError(f"{path}: no reward column among {list(candidates)}; {_choices(series, '(--reward-column) ')}"
+                     + hint)
 
 
 def _choices(series: dict, flag: str = "") -> str:
