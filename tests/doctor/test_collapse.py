@@ -340,3 +340,19 @@ def test_a_one_prompt_reward_at_a_low_success_rate_is_no_collapse():
         y = np.random.default_rng(seed).binomial(8, 0.1, size=100) / 8
         hits += bool([e for e in C.collapse_events(np.arange(100), y, (0.0, 1.0)) if e.kind != "pending"])
     assert hits <= 2
+
+
+def test_a_recovery_is_read_on_the_window_the_fall_was_significant_on():
+    """noisy-smollm-lr2e5 seed 2 (1 prompt x 8, held-out 0.20 -> 0.02): after its collapse the reward sat at 0 for 150
+    steps, and two solved prompts in a row (0.88, 0.5) lifted the 2-point mean over the recovery line: a "recovered"
+    collapse and an `unstable` run. The fall was significant on a 15-point mean; the rise back is read on it too."""
+    rng = np.random.default_rng(3)
+    before = rng.binomial(8, 0.45, 80) / 8
+    after = np.zeros(150)
+    after[100:102] = [0.875, 0.5]
+    y = np.r_[before, after]
+    (ev,) = C.collapse_events(np.arange(1, y.size + 1), y, (0.0, 1.0))
+    assert ev.window > 2 and ev.recovered_step is None
+    back = np.r_[before, np.zeros(100), rng.binomial(8, 0.45, 60) / 8]       # the same level for 60 steps: back
+    (ev,) = C.collapse_events(np.arange(1, back.size + 1), back, (0.0, 1.0))
+    assert 181 < ev.recovered_step <= 181 + ev.window

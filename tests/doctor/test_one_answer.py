@@ -203,6 +203,11 @@ def test_a_falling_reward_is_never_plateaued_and_its_forecast_follows_the_fall()
     exact = np.r_[np.linspace(0.2, 0.5, 60), np.linspace(0.5, 0.3, 50)]           # a noise-free line down
     st = fit_run(RunLog("x", np.arange(1, 111), {"reward": exact}, "reward"), p1_laws=False)["status"]
     assert st["state"] == "falling" and "slope t ≤ -100" in st["evidence"]
+    # the sentence names the line's ends (the last 28 points of the exact line: 0.5 − 0.2·22/49 = 0.41 → 0.3) and the
+    # share of the gain (0.5 above the floor 0) that the fall is
+    a, b = st["numbers"]["line_from"], st["numbers"]["line_to"]
+    assert a - b == pytest.approx(st["numbers"]["drop"]) and b == pytest.approx(0.3)
+    assert f"its line goes from {a:.3g} to {b:.3g}, a fall of {a - b:.3g}, 22 % of its gain" in st["evidence"]
     wiggle = 0.6 + 0.03 * np.resize([1.0, -1.0, 0.5, -0.5, 0.0], 120)
     for slope in np.linspace(0.0, 0.002, 201):             # the gentlest fall whose recent t lies in (−3, −2)
         y = wiggle - slope * np.maximum(np.arange(120) - 60, 0)
