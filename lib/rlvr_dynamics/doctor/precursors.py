@@ -1,11 +1,11 @@
 """The logged signals that can lead a GRPO collapse, each with a causal crossing rule.
 
 A reward collapse in GRPO is usually the last of several things to go: the policy's entropy rises (or the
-completions hit the length cap), the update's KL to the sampling policy jumps, the gradient norm spikes, the format
-reward falls, more and more groups score all-equal (zero advantage), and the reward follows. Each function below
-turns one logged signal into the logged points where it *crosses* its threshold, using only the points up to each
-one (so the live doctor sees the same crossings as ``rlvr-dynamics fit``). The book's table "which logged metric
-warns first of a GRPO collapse" is :func:`precursor_leads` over the labelled development logs.
+completions hit the length cap), the logged KL (to the reference or the sampling policy) jumps, the gradient norm
+spikes, the format reward falls, more and more groups score all-equal (zero advantage), and the reward follows. Each
+function below turns one logged signal into the logged points where it *crosses* its threshold, using only the points
+up to each one (so the live doctor sees the same crossings as ``rlvr-dynamics fit``). The book's table "which logged
+metric warns first of a GRPO collapse" is :func:`precursor_leads` over the labelled development logs.
 
 Thresholds are relative to the run's own history (a running median or minimum, the first points), never absolute
 numbers of one framework, so that they carry to runs of other models and loops. Every crossing needs a short
@@ -75,8 +75,8 @@ SIGNAL_MEANING = {
     "length_cap": f"share of completions cut at the length cap, smoothed on its noise window, reaches {CLIPPED:.0%} "
                   f"after a level ≤ {CLIPPED_FROM:.0%} (its Wilson bound, when a step has few completions)",
     "length_shift": f"mean completion length moves ≥ {LENGTH_SHIFT}× (up or down) from its running median",
-    "kl_jump": f"KL to the sampling policy ≥ {KL_JUMP:g}× its median over the {RECENT} values before (and ≥ {KL_FLOOR}), "
-               f"on {SMOOTH} points in a row",
+    "kl_jump": f"logged KL (to the reference or the sampling policy) ≥ {KL_JUMP:g}× its median over the {RECENT} "
+               f"values before (and ≥ {KL_FLOOR}), on {SMOOTH} points in a row",
     "grad_spike": f"gradient norm ≥ {GRAD_SPIKE:g}× its running median (non-zero norms) and beyond its own noise, on "
                   f"{SMOOTH} points in a row",
     "format_fall": f"format accuracy falls ≥ {FORMAT_FALL:.0%} below its running peak (and > {Z_FALL:g} SE)",
