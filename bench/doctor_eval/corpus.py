@@ -33,7 +33,9 @@ temperature-1.0 run with the shaped reward of the Unsloth notebooks (0.5 for the
 format alone, held-out accuracy 0.20 → 0), and ``noisy-smollm-terms`` (``data/configs/grpo_noisy_smollm_terms.yml``),
 that reward as two logged terms at another seed; since 2026-12-06 (third batch) ``noisy-smollm-shaped-d1``
 (``data/configs/grpo_noisy_smollm_shaped_d1.yml``), the shaped reward on one-digit sums, where the model learns the
-correctness term (held-out accuracy 0.69 → 0.95) and then every group earns 2 with no spread.
+correctness term (held-out accuracy 0.69 → 0.95) and then every group earns 2 with no spread, and ``noisy-smollm-kl``
+(``data/configs/grpo_noisy_smollm_kl.yml``), the temperature-1.0 run with a KL penalty to the reference model
+(beta = 0.04, TRL's default before 0.16; held-out accuracy 0.20 → 0.56), the first run of the corpus with a KL term.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
