@@ -3,7 +3,9 @@
 - :mod:`.reward_hacking`, :mod:`.advantage_degeneracy`, :mod:`.policy_concentration`, :mod:`.dynamical_instability`,
   :mod:`.collapse_warning`: each opens with what it detects, why it matters in GRPO, its signals, its rule and the
   dev evidence for its constants (the book's rule reference is generated from these blocks: :mod:`.reference`);
-- :mod:`.causal`: the :class:`Detection` result and the causal statistics they share (windows, σ, events).
+- :mod:`.causal`: the :class:`Detection` result and the causal statistics they share (windows, σ, events);
+- :mod:`.collapse`: the collapse report at the logged point (the status's ``collapsed``), with the tests of a fall
+  against the run's own rewards (:mod:`.own_rewards`) and the step noise of a run's prefix (:mod:`.prefix_noise`).
 
 :func:`diagnose` runs them all on a log.
 """
