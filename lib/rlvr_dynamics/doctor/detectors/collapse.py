@@ -291,14 +291,14 @@ class CollapseTracker:
         sigma = max(self._sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
         sigma_long = max(self._plain_sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
         w_long = _adaptive_window(sigma_long, gain_now, i)
-        values = {2: float(np.mean(y[max(0, i - 1):])), w_long: float(np.mean(y[max(0, i - w_long + 1):]))}
+        values = {2: _trailing_mean(y, i, 2), w_long: _trailing_mean(y, i, w_long)}
         tracks = ((short, 2, values[2], sigma),) + \
             (((long_, w_long, values[w_long], sigma_long),) if 2 < w_long <= i + 1 else ())
         t_i = self._t[i]
         if self._pending is not None:     # a halving awaiting its confirmation: confirmed, still pending or cleared
             p = self._pending
             w_p = p["window"]
-            now = y[i] if w_p == 2 else float(np.mean(y[max(0, i - w_p + 1):]))
+            now = y[i] if w_p == 2 else _trailing_mean(y, i, w_p)
             if now < p["half"]:
                 p["below"] += 1
                 if w_p == 2:
@@ -336,7 +336,7 @@ class CollapseTracker:
                                      jump=False, halving=True, index=i, below=1,
                                      needed=confirm_points(level_share(y, i, i, sigma, half)))
         if not self._armed and self._open is not None and \
-                _recovery_mean(y, i, self._open["window"]) >= self._open["floor"] + RECOVERY * self._open["gain"]:
+                _trailing_mean(y, i, self._open["window"]) >= self._open["floor"] + RECOVERY * self._open["gain"]:
             self.done[-1] = _recovered(self.done[-1], t_i)
             self._armed, self._open = True, None
             for track, w, s_i, _ in tracks:
@@ -345,10 +345,10 @@ class CollapseTracker:
         long_.push(values[w_long], i, full=2 < w_long <= i + 1)
 
 
-def _recovery_mean(y: np.ndarray, i: int, w: int) -> float:
-    """The trailing mean of the last ``w`` rewards up to point i, ``w`` the window of the open event: a recovery is
-    read on the window the fall was significant on, so that the noise which hid a fall on shorter means cannot fake
-    the rise back (one solved prompt of a collapsed one-prompt run lifts a 2-point mean over the line)."""
+def _trailing_mean(y: np.ndarray, i: int, w: int) -> float:
+    """The mean of the last ``w`` rewards up to point i: the trailing means the rule tests, and the one a recovery is
+    read on, the open event's window (the noise that hid a fall on shorter means cannot fake the rise back: one
+    solved prompt of a collapsed one-prompt run lifts a 2-point mean over the line)."""
     return float(np.mean(y[max(0, i - w + 1): i + 1]))
 
 
