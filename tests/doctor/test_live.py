@@ -224,3 +224,39 @@ def test_live_margin_above_one_needs_an_unstable_verdict():
             m = out["dynamics/stability_margin"]
             verdict = VERDICT_CODES[int(out["dynamics/verdict"])]
             assert math.isnan(m) or m < 1 or verdict == "unstable", (s, m, verdict)
+
+
+@pytest.mark.parametrize("bad", ["row without a reward", "absurd reward", "absurd gradient norm"])
+def test_rows_that_fit_reads_as_missing_neither_crash_the_callback_nor_change_the_answer(tmp_path, bad):
+    """A training callback must never raise from inside numpy: a row with diagnostics but no reward (the crossings
+    of the row before were kept, one row short: a broadcast error), a reward of 1e300 (an overflow in the collapse
+    window). The live doctor reads them as ``fit`` does, as missing, and ends with ``fit``'s status."""
+    import csv
+    import warnings
+
+    from rlvr_dynamics.doctor.status import decide_status
+    from rlvr_dynamics.runs.logs import load_log
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(1, 151):
+        m = {"reward": float(rng.binomial(8, 0.7 if s < 90 else 0.02) / 8), "entropy": 0.5, "loss": 0.0,
+             "grad_norm": float(rng.uniform(0.2, 1.0)), "completions/mean_length": 100.0}
+        if s % 9 == 0 and bad == "row without a reward":
+            m["reward"] = None
+        if s == 30 and bad == "absurd reward":
+            m["reward"] = 1e300
+        if s % 13 == 0 and bad == "absurd gradient norm":
+            m["grad_norm"] = 1e200
+        rows.append((s, m))
+    doc = RunDoctor(every=10, stop_on_instability=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for s, m in rows:
+            doc.update(s, m)
+    path = tmp_path / "log.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["step", *rows[0][1]])
+        w.writerows([s, *("" if v is None else v for v in m.values())] for s, m in rows)
+    assert doc.status.state == decide_status(load_log(path), None).state == "collapsed"

@@ -103,7 +103,8 @@ def test_a_negative_logged_learning_rate_is_refused_naming_file_column_step_valu
     p = tmp_path / "m.csv"
     p.write_text("step,reward,learning_rate\n" + "".join(f"{s},{0.1 * s},{-1e-3 if s == 3 else 1e-3}\n"
                                                         for s in range(1, 9)))
-    _refused(capsys, p, "'learning_rate'", "step 3", "-0.001")
+    err = _refused(capsys, p, "'learning_rate'", "step 3", "learning rate -0.001 is negative")
+    assert "np.float64" not in err, err
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -177,16 +178,23 @@ def test_a_run_whose_last_rewards_are_nan_reads_diverged_not_plateaued(tmp_path,
 # Error messages on bad values
 # ---------------------------------------------------------------------------------------------------------------
 
-def test_a_reward_of_1e308_is_refused_naming_file_column_step_and_value_without_numpy_warnings(tmp_path, capsys):
+def test_a_reward_of_1e308_is_read_as_missing_naming_column_step_and_value_without_numpy_warnings(tmp_path, capsys):
+    # one absurd reward (a reward model that blew up once, a logging error) is read as missing, like an inf cell,
+    # so the rest of the run stays readable and the live doctor, which cannot refuse a row, reads it the same way
     p = tmp_path / "huge.csv"
     p.write_text("step,reward\n" + "".join(f"{s},{'1e308' if s == 7 else 0.1 * s}\n" for s in range(1, 11)))
     with warnings.catch_warnings():
-        warnings.simplefilter("error")          # no overflow warning on the way to the message
-        with pytest.raises(ValueError) as exc:
-            load_log(p)
-    msg = str(exc.value)
-    assert f"{p}: line 8" in msg and "column 'reward' at step 7" in msg and "1e+308" in msg
-    _refused(capsys, p, "step 7", "1e+308")
+        warnings.simplefilter("error")          # no overflow warning on the way to the note
+        log = load_log(p)
+        rc, text, err = _cli(capsys, p)
+    assert np.isnan(log.reward[6]) and np.isfinite(np.delete(log.reward, 6)).all()
+    assert log.read_notes == ["1 'reward' value beyond ±1e+12 (1e+308) at step 7, read as missing (a reward model "
+                              "that blew up, a unit or logging error?)"]
+    assert rc == 0 and "beyond ±1e+12 (1e+308) at step 7" in text, err
+    # when nothing else is left, the refusal names them
+    q = tmp_path / "all_huge.csv"
+    q.write_text("step,reward\n1,1e300\n2,-2e300\n3,0.1\n")
+    _refused(capsys, q, "fewer than 2 logged values", "2 'reward' values beyond ±1e+12 (1e+300…) at steps 1, 2")
     # in another column (a blown-up loss or gradient norm) it is read as infinite, i.e. missing, and said so
     q = tmp_path / "huge_loss.csv"
     q.write_text("step,reward,loss,grad_norm\n" + "".join(

@@ -131,7 +131,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runs.logs import REWARD_COLUMNS, RunLog
+from ..runs.logs import REWARD_COLUMNS, REWARD_LIMIT, VALUE_LIMIT, RunLog
 from ..runs.noise import noise_ceiling
 from . import detectors as diag
 from . import precursors as pre
@@ -160,8 +160,7 @@ class RunDoctor:
             raise ValueError(f"every must be an integer ≥ 1, got {every!r}")
         if refresh_interval is not None and (not isinstance(refresh_interval, int) or refresh_interval < 1):
             raise ValueError(f"refresh_interval must be an integer ≥ 1, got {refresh_interval!r}")
-        if min_points is None:
-            min_points = FIRST_POINT + 1
+        min_points = FIRST_POINT + 1 if min_points is None else min_points
         if not isinstance(min_points, int) or min_points < 2:
             raise ValueError(f"min_points must be an integer ≥ 2, got {min_points!r}")
         if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
@@ -239,8 +238,9 @@ class RunDoctor:
         return 0 if col is None else sum(1 for r in self._rows.values() if math.isfinite(r.get(col, math.nan)))
 
     def record(self, step: int, metrics: dict[str, Any]) -> None:
-        """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history); non-numeric values are
-        ignored, non-finite ones kept as NaN (a run that logs NaN has diverged: :mod:`.divergence`)."""
+        """Record ``metrics`` at ``step`` without fitting (replaying a resumed run's history): non-numeric values are
+        ignored; non-finite ones and those ``fit`` reads as missing (a reward beyond ±``REWARD_LIMIT``, another value
+        beyond ±``VALUE_LIMIT``) are kept as NaN (a run that logs NaN has diverged: :mod:`.divergence`)."""
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
             raise ValueError(f"step must be an integer, got {step!r}")
         step = int(step)
@@ -251,7 +251,8 @@ class RunDoctor:
                 x = float(v)
             except (TypeError, ValueError):
                 continue
-            row[k] = x if math.isfinite(x) else math.nan
+            limit = REWARD_LIMIT if k == self.reward_column or k in REWARD_COLUMNS else VALUE_LIMIT
+            row[k] = x if abs(x) <= limit else math.nan         # NaN, ±inf and what fit reads as missing: NaN
         if appended and self._columns is not None:
             self._columns.append(step, row)
         else:                       # a step logged again or out of order: the columns are rebuilt at the next log()
@@ -304,6 +305,8 @@ class RunDoctor:
         """The ``collapse_warning`` detector on the log so far, from the tracker's events and the crossings."""
         if self._cross is None or len(self._fed) != int(np.isfinite(log.reward).sum()):
             return diag.detect_collapse(log, self.reward_bounds)
+        if any(v.size != log.steps.size for v in self._cross.values()):      # rows without a reward since
+            self._cross = pre.crossings(log, self.reward_bounds)
         return diag.detect_collapse(log, self.reward_bounds, collapses=self._tracker.events, cross=self._cross)
 
     def _apply_stop_rule(self, log: RunLog) -> None:
@@ -419,11 +422,8 @@ class RunDoctor:
 
 
 def _num(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
+    """``x`` as a finite float, else None."""
+    return v if math.isfinite(v := _float(x)) else None
 
 
 def field_table() -> list[dict[str, str]]:

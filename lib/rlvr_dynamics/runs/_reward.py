@@ -1,6 +1,6 @@
 """The reward column of a log and the values no reading can use: which column is the reward
-(:func:`find_reward_column`: only ever a reward), a reward beyond ±:data:`REWARD_LIMIT` (refused by
-:func:`~.logs.load_log`), values of other columns beyond ±:data:`VALUE_LIMIT` (:func:`overflowing_cells`) and a
+(:func:`find_reward_column`: only ever a reward), a reward beyond ±:data:`REWARD_LIMIT` (read as missing:
+:func:`beyond_limit_rewards`), values of other columns beyond ±:data:`VALUE_LIMIT` (:func:`overflowing_cells`) and a
 reward that never moves (:func:`constant_reward_note`)."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from ._segments import StepTable, describe_bad_cells
+from ._segments import StepTable, _steps_text, describe_bad_cells
 
 REWARD_LIMIT = 1e12
-"""A reward beyond ± this is refused (a diverged reward model, a unit or logging error): no fit can use it, and the
-arithmetic of one would overflow."""
+"""A reward beyond ± this is read as missing (a diverged reward model, a unit or logging error): no fit can use it,
+and the arithmetic of one would overflow (:func:`beyond_limit_rewards`)."""
 
 
 def _aliases(name: str) -> list[str]:
@@ -71,6 +71,23 @@ def _choices(series: dict, flag: str = "") -> str:
     if not series:
         return "the log has no numeric column with a finite value to pass as reward_column="
     return f"pass reward_column= {flag}one of the numeric columns {sorted(series)}"
+
+
+def beyond_limit_rewards(reward: np.ndarray, steps: np.ndarray, column: str) -> list[str]:
+    """Set the rewards beyond ±:data:`REWARD_LIMIT` to NaN (in place), as an infinite cell is read: missing, so
+    one such row (a reward model that blew up once, a logging error) leaves the rest of the run readable, and a run
+    that goes on logging them reads as diverged (non-finite rewards, :mod:`~rlvr_dynamics.doctor.divergence`), as
+    the live doctor reads it. One note naming the column, the steps and the first value; none when there is none."""
+    with np.errstate(invalid="ignore"):
+        at = np.flatnonzero(np.abs(reward) > REWARD_LIMIT)
+    if not at.size:
+        return []
+    first = float(reward[at[0]])
+    reward[at] = math.nan
+    n = int(at.size)
+    return [f"{n} {column!r} value{'s' if n > 1 else ''} beyond ±{REWARD_LIMIT:g} ({first:g}{'…' if n > 1 else ''}) "
+            f"at step{'s' if n > 1 else ''} {_steps_text([int(s) for s in steps[at]])}, read as missing (a reward "
+            "model that blew up, a unit or logging error?)"]
 
 
 VALUE_LIMIT = 1e150

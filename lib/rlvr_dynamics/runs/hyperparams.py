@@ -303,7 +303,7 @@ def logged_learning_rate(log, step: int | None = None) -> dict[str, Any] | None:
     if negative.size:
         i = int(negative[0])
         raise ValueError(f"{log.source}: column {column!r} at step {int(log.steps[i])}: learning rate "
-                         f"{values[i]!r} is negative")
+                         f"{float(values[i]):g} is negative")
     before = ok[log.steps[ok] <= step] if step is not None else ok
     i = int(before[-1]) if before.size else int(ok[0])
     return {"value": float(values[i]), "step": int(log.steps[i]), "column": column,

@@ -31,8 +31,9 @@ signal. Missing values become NaN in the series; NaN, infinite and text reward c
 Errors (ValueError, one line, naming the file and the line where there is one): missing or empty file, not UTF-8,
 malformed or cut-short JSON / CSV, no step column, a non-integer step, a repeated step whose rows disagree on a value
 (rows of the same step with disjoint columns, such as TRL's training and evaluation entries, are merged), no reward
-column, a reward column without a finite value, a reward beyond ±:data:`REWARD_LIMIT` (naming the column, the step
-and the value), or fewer than ``min_points`` logged rewards.
+column, a reward column without a finite value, or fewer than ``min_points`` logged rewards (naming the cells
+dropped on the way: NaN, infinite, non-numeric, or beyond ±:data:`REWARD_LIMIT`, which are read as missing with a
+read note).
 """
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ from ._checkpoints import current_states, mtime
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, rows_from_wandb_file, wandb_run_file)
-from ._reward import REWARD_LIMIT, VALUE_LIMIT, constant_reward_note, find_reward_column, overflowing_cells
+from ._reward import (REWARD_LIMIT, VALUE_LIMIT, beyond_limit_rewards, constant_reward_note, find_reward_column,
+                      overflowing_cells)
 from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, resumed_table, segment_note,
                         step_table, untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
@@ -346,9 +348,9 @@ def load_log(path: str | Path, reward_column: str | None = None, *, min_points: 
 
     ValueError names the file (and line) and what is wrong: missing file, not UTF-8, no step column, a non-integer
     step, a repeated step whose rows disagree, no reward column (listing the numeric columns found), a reward column
-    without a finite value (naming it and the columns found), a reward beyond ±:data:`REWARD_LIMIT` (naming the step
-    and the value), or fewer than ``min_points`` logged rewards (2, the fewest a curve fit can use; a reader of
-    partial logs may ask for 1).
+    without a finite value (naming it and the columns found), or fewer than ``min_points`` logged rewards (2, the
+    fewest a curve fit can use; a reader of partial logs may ask for 1), naming the reward cells read as missing
+    (NaN, infinite, non-numeric, beyond ±:data:`REWARD_LIMIT`).
     """
     path = Path(path)
     if not path.exists():
@@ -434,18 +436,14 @@ def _build(table: StepTable, reward_column: str | None, min_points: int, *,
     overflow = overflowing_cells(series, steps, reward_column)
     log = RunLog(source=str(path), steps=steps, series=series, reward_column=reward_column)
     reward = log.reward
-    huge = np.flatnonzero(np.abs(np.nan_to_num(reward, nan=0.0)) > REWARD_LIMIT)
-    if huge.size:
-        s = int(steps[huge[0]])
-        raise ValueError(f"{table.where.get(s, path)}: column {reward_column!r} at step {s}: value "
-                         f"{float(reward[huge[0]])!r} is beyond ±{REWARD_LIMIT:g} (a diverged reward model, a unit "
-                         f"or logging error?); no fit can use it" +
-                         (f" ({huge.size} such values)" if huge.size > 1 else ""))
+    with np.errstate(invalid="ignore"):
+        huge = np.abs(reward) > REWARD_LIMIT
+    beyond = beyond_limit_rewards(reward, steps, reward_column)
     bad = table.bad.get(reward_column, {})
-    dropped = describe_bad_cells(reward_column, bad)
+    dropped = describe_bad_cells(reward_column, bad) + beyond
     if np.isfinite(reward).sum() < min_points:
         why = f" ({'; '.join(dropped)})" if dropped else ""
         raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values{why}")
-    logged = np.isfinite(reward) | np.isin(steps, list(bad))
+    logged = np.isfinite(reward) | np.isin(steps, list(bad)) | huge
     log.read_notes = gap_notes(steps[logged]) + dropped + overflow + constant_reward_note(reward, reward_column)
     return log
