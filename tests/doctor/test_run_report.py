@@ -203,3 +203,15 @@ def test_a_negative_noise_ceiling_is_printed_as_at_most_zero():
     text = format_report(fit_run(log, reward_bounds=(0.0, 1.0)))
     assert "noise ceiling on R²: ≤ 0" in text
     assert not any(f"ceiling {s}-" in text or f"ceiling is -" in text for s in ("", "on R²: "))
+
+
+@pytest.mark.parametrize("value, sd, text", [
+    (0.775, 0.04082, "0.775 ± 0.041"), (2.274, 0.2185, "2.27 ± 0.22"), (12345.6, 2185.0, "12346 ± 2185"),
+    (1e8, 1e7, "1e+08 ± 1e+07"), (3e-6, 1e-7, "3e-06 ± 1e-07"), (0.5, None, "0.5"), (0.5, 0.0, "0.5"),
+    (0.5, math.nan, "0.5")])
+def test_a_value_and_its_spread_share_their_last_digit(value, sd, text):
+    """The plateau line printed "R∞ = 2.274 ± 0.2185": the spread is given to two significant digits and the value
+    to the same decimal place, in the text report and the HTML alike (one formatter)."""
+    from rlvr_dynamics.doctor.render.summary import fmt_pm
+
+    assert fmt_pm(value, sd) == text

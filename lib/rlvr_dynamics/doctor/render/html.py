@@ -35,7 +35,7 @@ from typing import Any
 
 from ...runs.logs import RunLog
 from .figure import FIG_WIDTH_IN, figure_caption, report_figure
-from .summary import (event_numbers, fmt_value, display_report, fired_summary, hyperparameter_rows,
+from .summary import (event_numbers, fmt_pm, fmt_value, display_report, fired_summary, hyperparameter_rows,
                       hyperparameter_sources, hyperparameter_title, noise_only_line, run_name_from_path, verdict_of)
 
 
@@ -126,8 +126,7 @@ def render_html(log: RunLog, report: dict[str, Any], png: bytes, *, fig=None, na
                  + (f", ζ = {z:.3g}" if z is not None else "") + ").</p>")
     plateau = report.get("plateau") or {}
     if plateau.get("value") is not None:
-        extra += f"<p>Plateau R∞ = {fmt_value(plateau['value'])}" + (
-            f" ± {fmt_value(plateau['sd'])}" if plateau.get("sd") else "") + "</p>"
+        extra += f"<p>Plateau R∞ = {fmt_pm(plateau['value'], plateau.get('sd'))}</p>"
     dets = report.get("diagnostics") or {}
     fired = fired_summary(dets)
     quiet = [n for n, d in dets.items() if d.get("available", True) and not d.get("fired")]

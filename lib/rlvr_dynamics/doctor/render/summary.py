@@ -59,6 +59,17 @@ def run_name_from_path(path: str | os.PathLike) -> str:
     return p.name or str(path)
 
 
+def fmt_pm(value: float, sd: float | None) -> str:
+    """``value ± sd``, the spread to two significant digits and the value to the same decimal place
+    (``0.775 ± 0.041``, not ``0.775 ± 0.04082``); :func:`fmt_value` of each when either is very large or small."""
+    if sd is None or not (math.isfinite(sd) and sd > 0 and math.isfinite(value)):
+        return fmt_value(value)
+    if not (1e-4 <= sd and abs(value) < 1e6):
+        return f"{fmt_value(value)} ± {fmt_value(sd, 2)}"
+    decimals = max(0, 1 - math.floor(math.log10(sd)))
+    return f"{value:.{decimals}f} ± {sd:.{decimals}f}"
+
+
 def fmt_value(x: Any, digits: int = 4) -> str:
     if x is None:
         return "n/a"

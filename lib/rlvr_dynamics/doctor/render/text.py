@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from ...runs.noise import ceiling_text
+from .summary import fmt_pm
 
 
 def status_line(status: dict[str, Any] | None) -> str:
@@ -44,7 +45,7 @@ def short_report(report: dict[str, Any]) -> str:
     lines += read_lines(report)
     plateau = report.get("plateau")
     if plateau and plateau.get("value") is not None:
-        lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
+        lines.append(f"  plateau R∞ = {fmt_pm(plateau['value'], plateau['sd'])}" +
                      (f": {plateau['note']}" if plateau.get("from") == "status" else f" ({plateau['law']} law)"))
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
@@ -137,7 +138,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
                              f" (unstable at ≥ 1): unstable = {st['unstable']}")
     plateau = report.get("plateau")
     if plateau and plateau.get("value") is not None:
-        lines.append(f"  plateau R∞ = {_f(plateau['value'])}" + (f" ± {_f(plateau['sd'])}" if plateau["sd"] else "") +
+        lines.append(f"  plateau R∞ = {fmt_pm(plateau['value'], plateau['sd'])}" +
                      (f": {plateau['note']}" if plateau.get("from") == "status" else
                       f" ({plateau['law']}, {plateau['status']})"))
     elif plateau:
