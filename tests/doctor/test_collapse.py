@@ -126,18 +126,39 @@ def test_confirm_points_is_the_run_length_test():
     assert O.confirm_points(0.5) == 6
     assert 0.5 ** 6 <= O.CONFIRM_ALPHA < 0.5 ** 5
     assert O.confirm_points(1.0) == O.CONFIRM_MAX
+    # a level of n rewards: α·LEVEL_POINTS/n (n/10 times the chances to come that low by chance)
+    assert O.confirm_points(0.25, 40) == 4 > O.confirm_points(0.25) == 3
+    assert O.confirm_points(0.5 / 41, 40) == 2
 
 
 def test_level_share_counts_the_level_s_rewards_as_low_as_the_fall():
     """The level before the stretch of rewards below the half line; 'as low' within σ̂ of the highest reward since
     the halving (Krichevsky–Trofimov share)."""
     y = np.r_[np.full(10, 0.6), 0.05, 0.04]
-    assert O.level_share(y, 10, 11, 0.02, half=0.3) == pytest.approx(0.5 / 11)
+    assert O.level_share(y, 10, 11, 0.02, half=0.3) == (pytest.approx(0.5 / 11), 10)
     y2 = np.r_[0.6, 0.05, 0.6, 0.06, 0.6, 0.6, 0.04, 0.6, 0.6, 0.6, 0.05, 0.04]
-    assert O.level_share(y2, 10, 11, 0.02, half=0.3) == pytest.approx(3.5 / 11)
+    assert O.level_share(y2, 10, 11, 0.02, half=0.3) == (pytest.approx(3.5 / 11), 10)
     # the stretch below the line before the halving point is not part of the level: [0.2, 0.1] are skipped
     y3 = np.r_[np.full(10, 0.6), 0.2, 0.1, 0.05]
-    assert O.level_share(y3, 12, 12, 0.02, half=0.3) == pytest.approx(0.5 / 11)
+    assert O.level_share(y3, 12, 12, 0.02, half=0.3) == (pytest.approx(0.5 / 11), 10)
+
+
+def test_a_level_held_longer_is_read_whole_from_the_first_reward_above_the_line():
+    """Up to LEVEL_MAX rewards from the first at or above the half line: the climb below the line is left out, and a
+    one-prompt level whose last ten rewards happen to hold no low (one in three of them is low) is read for what it
+    is, so its fall to that baseline needs a run of lows, not the next point."""
+    climb, level = np.linspace(0.0, 0.25, 15), np.tile([0.6, 0.7, 0.05], 10)
+    level[-10:] = 0.65                                   # ten rewards in a row without a low
+    y = np.r_[climb, level, 0.04, 0.05]
+    i = y.size - 2
+    p, n = O.level_share(y, i, i, 0.02, half=0.3)
+    assert n == level.size and p == pytest.approx((6 + 0.5) / (level.size + 1))
+    assert O.confirm_points(p, n) == 4 > O.confirm_points(*O.level_share(y[-12:], 10, 10, 0.02, half=0.3)) == 2
+    # a fall the run recovered from before ``start`` is not part of the level
+    assert O.level_share(y, i, i, 0.02, half=0.3, start=y.size - 12) == (pytest.approx(0.5 / 11), 10)
+    # a fall to a new low after a long clean level still confirms at the next point
+    clean = np.r_[climb, np.full(40, 0.6), 0.04, 0.05]
+    assert O.confirm_points(*O.level_share(clean, clean.size - 2, clean.size - 2, 0.02, half=0.3)) == 2
 
 
 def test_level_held_needs_the_median_above_the_half_line():

@@ -47,10 +47,13 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       - a halving of the adaptive window must also lie below that level by a one-sided Mann–Whitney test at
         RANK_ALPHA (:func:`rank_fall_p`);
       - a halving of the 2-point mean is confirmed by k rewards in a row below the line, the halving point first,
-        k the smallest k ≥ 2 with p^k ≤ CONFIRM_ALPHA, p the share of the level's rewards that were already as low
-        (:func:`level_share`, :func:`confirm_points`): k = 2, the next point, when at most one in ten was; a
-        baseline the run visited every other step needs 6. While k > 2 a reward above the line clears it only
-        when the 2-point mean is back above the line too;
+        k the smallest k ≥ 2 with p^k ≤ CONFIRM_ALPHA·LEVEL_POINTS/L, p the share of the level's L rewards that were
+        already as low (:func:`level_share`, :func:`confirm_points`): k = 2, the next point, when at most one in ten
+        was; a baseline the run visited every other step needs 6. The level is the LEVEL_POINTS rewards before the
+        fall, or up to LEVEL_MAX of them from the first at or above the half line when the run held its level that
+        long (never from before a recovery): ten rewards of a one-prompt level can miss its lows by chance, and its
+        n/10 times as many chances to come low that often are paid for in α (2026-12-06). While k > 2 a reward
+        above the line clears it only when the 2-point mean is back above the line too;
       - a jump needs that none of the level's rewards came as low (JUMP_LEVEL_SHARE).
 
       All three need a level of LEVEL_POINTS rewards to judge by: before the run has logged that many rewards
@@ -115,6 +118,14 @@ Dev evidence for its constants
     every offset (70,034 starts of 20 points), runs with a collapse report 298 → 308 (0.43 % → 0.44 %). Without
     the START_LEVEL_SAMPLES condition the test fired on starts of the one-prompt × 8 runs (three easy prompts,
     then three hard ones): 298 → 349, noisy SmolLM2 31 → 43.
+    The level of up to LEVEL_MAX rewards (2026-12-06, fixed on the dev part and on synthetic runs before the test part
+    was scored with it): 180 healthy one-prompt runs with an Unsloth-like shaped reward (format, XML count and
+    correctness terms, 6 or 8 completions, the format learnt by step 20, 80 or 150 of 250, fresh seeds) were
+    stopped live on 22 (a fall to the format-only baseline two or three steps in a row, from a level whose last
+    ten rewards held no such low); now on 7 (five within their first ten points, where there is no level yet).
+    The dev part, replayed live: collapses within one logged point 136 → 136 of 381 (one project collapse 1 → 2
+    points, one simulated one 2 → 1), healthy runs with a failure status 54 → 54, live stops unchanged (61 of
+    842 healthy, 298 of 403 collapsing runs).
 """
 from __future__ import annotations
 
@@ -236,6 +247,7 @@ class CollapseTracker:
         self._pending: dict | None = None          # a halving at the previous point awaiting the next one
         self._open: dict | None = None             # the last event, until the run recovers
         self._from_start = True                    # no reward yet above the first three: a fall from the start
+        self._level_from = 0                       # where a level may begin: the last recovery (level_share)
         self._samples: int | None = 1              # least common denominator of the rewards so far (their resolution)
         self._sum = 0.0
         self.done: list[CollapseEvent] = []
@@ -295,6 +307,10 @@ class CollapseTracker:
         tracks = ((short, 2, values[2], sigma),) + \
             (((long_, w_long, values[w_long], sigma_long),) if 2 < w_long <= i + 1 else ())
         t_i = self._t[i]
+
+        def share(at: int, sig: float, half: float) -> tuple[float, int]:     # against the run's own level
+            return level_share(y, at, i, sig, half, self._level_from)
+
         if self._pending is not None:     # a halving awaiting its confirmation: confirmed, still pending or cleared
             p = self._pending
             w_p = p["window"]
@@ -302,7 +318,7 @@ class CollapseTracker:
             if now < p["half"]:
                 p["below"] += 1
                 if w_p == 2:
-                    p["needed"] = confirm_points(level_share(y, p["index"], i, p["sigma"], p["half"]))
+                    p["needed"] = confirm_points(*share(p["index"], p["sigma"], p["half"]))
                 if p["below"] >= p["needed"]:
                     self.done.append(_event(p, kind="confirmed", reported=t_i))
                     self._open, self._armed, self._pending = p, False, None
@@ -316,13 +332,13 @@ class CollapseTracker:
                 info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, unit, largest)
                 if info is None:
                     continue
-                if info["jump"] and not few and level_share(y, i, i, sig, info["half"]) <= JUMP_LEVEL_SHARE:
+                if info["jump"] and not few and share(i, sig, info["half"])[0] <= JUMP_LEVEL_SHARE:
                     self.done.append(_event(info, kind="jump", reported=t_i))
                     self._open, self._armed, self._pending = info, False, None
                     break
                 if info["halving"] and self._pending is None:
                     info["below"] = 1
-                    info["needed"] = confirm_points(level_share(y, i, i, sig, info["half"])) if w == 2 else 2
+                    info["needed"] = confirm_points(*share(i, sig, info["half"])) if w == 2 else 2
                     self._pending = info
         self._from_start = self._from_start and i < START_POINTS and (i < 3 or y[i] <= float(np.max(y[:3])))
         if self._armed and self._from_start and self._pending is None and i >= FIRST_POINT:
@@ -334,11 +350,11 @@ class CollapseTracker:
                 self._pending = dict(step=t_i, peak=level, peak_step=self._t[start],
                                      floor=floor, value=value, window=2, sigma=sigma, half=half, gain=level - floor,
                                      jump=False, halving=True, index=i, below=1,
-                                     needed=confirm_points(level_share(y, i, i, sigma, half)))
+                                     needed=confirm_points(*share(i, sigma, half)))
         if not self._armed and self._open is not None and \
                 _trailing_mean(y, i, self._open["window"]) >= self._open["floor"] + RECOVERY * self._open["gain"]:
             self.done[-1] = _recovered(self.done[-1], t_i)
-            self._armed, self._open = True, None
+            self._armed, self._open, self._level_from = True, None, i
             for track, w, s_i, _ in tracks:
                 track.restart(s_i, i)
         short.push(values[2], i, full=i >= 2, level=_median_of_last3(y, i))

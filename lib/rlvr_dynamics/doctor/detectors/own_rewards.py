@@ -45,6 +45,10 @@ from ...runs.noise import resolution_samples
 
 LEVEL_POINTS = 10
 """The rewards a 2-point halving is compared with: the last LEVEL_POINTS before it (:func:`confirm_points`)."""
+LEVEL_MAX = 40
+"""… and up to this many, from the first at or above the half line, when the run held its level that long
+(:func:`level_share`): ten rewards of a one-prompt reward that is low one step in three hold no low one time in
+sixty, and a fall to that baseline then confirmed at the next point (dev evidence in :mod:`.collapse`)."""
 CONFIRM_ALPHA = 0.025
 """Chance that the run's own rewards before the fall come that low that many times in a row (:func:`confirm_points`)."""
 CONFIRM_MAX = 20
@@ -112,36 +116,48 @@ def rank_fall_p(y: np.ndarray, i: int, w: int) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
-def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float) -> float:
-    """p = (b + ½)/(L + 1) (Krichevsky–Trofimov): the share of the L ≤ :data:`LEVEL_POINTS` rewards before a fall
-    that were already as low as the rewards since it, b of L. The level: the rewards before the stretch of rewards below
-    the half line that holds point ``i`` (the halving, or the jump); "as low": at most σ̂ above the highest reward below
-    the line from ``i`` to ``now``. 0 while fewer than LEVEL_POINTS rewards precede the stretch (no level to judge
-    by: k = 2 and the jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards
-    whatever their distribution, that one more reward of the level it fell from comes that low."""
+def level_share(y: np.ndarray, i: int, now: int, sigma: float, half: float, start: int = 0) -> tuple[float, int]:
+    """``(p, L)``: p = (b + ½)/(L + 1) (Krichevsky–Trofimov), the share of the L rewards of the level a fall came from
+    that were already as low as the rewards since it, b of L. The level: the :data:`LEVEL_POINTS` rewards before the
+    stretch of rewards below the half line that holds point ``i`` (the halving, or the jump), or, when the run held
+    its level longer, up to :data:`LEVEL_MAX` of them from the first at or above the half line and from point
+    ``start`` on (the climb to the level, below the line, is not the level, nor a fall the run recovered from
+    before ``start``); "as low": at most σ̂ above the highest reward below the line from ``i``
+    to ``now``. (0, 0) while fewer than LEVEL_POINTS rewards precede the stretch (no level to judge by: k = 2 and the
+    jump stand, as under the Gaussian tests alone). The chance, judged by the run's own rewards whatever their
+    distribution, that one more reward of the level it fell from comes that low."""
     j = i if y[i] < half else i + 1
     while j > 0 and y[j - 1] < half:
         j -= 1
     before = y[max(0, j - LEVEL_POINTS): j]
+    if before.size < LEVEL_POINTS:
+        return 0.0, 0       # no level to judge by yet: the Gaussian tests decide, as within the first points
+    longer = y[max(0, start, j - LEVEL_MAX): j]
+    reached = np.flatnonzero(longer >= half)
+    if reached.size and longer.size - reached[0] > LEVEL_POINTS:
+        before = longer[reached[0]:]
     since = y[i: now + 1]
     since = since[since < half]
-    if before.size < LEVEL_POINTS:
-        return 0.0          # no level to judge by yet: the Gaussian tests decide, as within the first points
     low = (float(np.max(since)) if since.size else half) + sigma
-    return (float(np.sum(before <= low)) + 0.5) / (before.size + 1.0)
+    return (float(np.sum(before <= low)) + 0.5) / (before.size + 1.0), int(before.size)
 
 
-def confirm_points(p: float) -> int:
+def confirm_points(p: float, n: int = LEVEL_POINTS) -> int:
     """Rewards in a row below the half line (the halving point first) that confirm a halving of the 2-point mean:
-    the smallest k ≥ 2 with p^k ≤ :data:`CONFIRM_ALPHA`, p from :func:`level_share`. A run-length test against the
-    run's own rewards: a level the run held, or a rise it made, lies above a fall to the floor, p ≤ 3/22 and k = 2
-    (the halving point and the next, the rule for a Gaussian reward); a one-prompt shaped reward falls back to the
-    baseline it visits every other step, p ≈ ½ and k = 6."""
+    the smallest k ≥ 2 with p^k ≤ CONFIRM_ALPHA·LEVEL_POINTS/n, p from :func:`level_share` on a level of n rewards.
+    A run-length test against the run's own rewards: a level the run held, or a rise it made, lies above a fall to
+    the floor, p ≤ 3/22 and k = 2 (the halving point and the next, the rule for a Gaussian reward); a one-prompt
+    shaped reward falls back to the baseline it visits every other step, p ≈ ½ and k = 6. The level α is for a
+    stretch of LEVEL_POINTS rewards: a run that held its level n > LEVEL_POINTS rewards had n/LEVEL_POINTS times as
+    many chances to come that low that often by chance (a one-prompt reward low one step in four comes low four
+    steps in a row about once in 250 steps), and its longer level gives p closely enough that a fall to a new low
+    still confirms at the next point (b = 0 of 40: p = 1/82)."""
     if p >= 1.0:
         return CONFIRM_MAX
     if p <= 0.0:
         return 2
-    return int(min(CONFIRM_MAX, max(2, math.ceil(math.log(CONFIRM_ALPHA) / math.log(p) - 1e-9))))
+    alpha = CONFIRM_ALPHA * LEVEL_POINTS / max(n, LEVEL_POINTS)
+    return int(min(CONFIRM_MAX, max(2, math.ceil(math.log(alpha) / math.log(p) - 1e-9))))
 
 
 def start_trend_p(y: np.ndarray) -> float:
