@@ -377,3 +377,19 @@ def test_a_recovery_is_read_on_the_window_the_fall_was_significant_on():
     back = np.r_[before, np.zeros(100), rng.binomial(8, 0.45, 60) / 8]       # the same level for 60 steps: back
     (ev,) = C.collapse_events(np.arange(1, back.size + 1), back, (0.0, 1.0))
     assert 181 < ev.recovered_step <= 181 + ev.window
+
+
+@pytest.mark.parametrize("group, seed", [(6, 2), (8, 8)])
+def test_a_one_prompt_shaped_reward_back_at_its_format_level_is_no_collapse(group, seed):
+    """Two healthy runs of ``bench/stress_one_prompt.py`` (one prompt a step, an Unsloth-like shaped reward, the
+    format learnt at step 150) that the live doctor stopped as collapsed when a confirmation read only the last ten
+    rewards of the level: a fall to the format-only reward (about 1.45) two or three steps in a row after ten
+    rewards that held none, from a level that visits it about one step in four."""
+    import importlib.util
+
+    from rlvr_dynamics.paths import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("stress", REPO_ROOT / "bench" / "stress_one_prompt.py")
+    stress = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stress)
+    assert stress.score("late", group, seed) == {"stop": False, "event": False, "act": False}
