@@ -451,6 +451,27 @@ def test_default_logging_steps_doctor_stops_at_the_collapse(cache, tmp_path, cap
     assert cap.out.startswith("status: COLLAPSED") and "what to do: " in cap.out
 
 
+def test_rows_without_a_reward_two_iterations_logged_every_step(cache, tmp_path):
+    """With ``num_iterations=2`` and ``logging_steps=1`` TRL logs its loss at every step but its reward only at the
+    steps that generate, every other one: the live doctor takes the rows without a reward (they once left its
+    precursor crossings a row short, a broadcast error inside the training loop) and ends on the status ``fit``
+    reads from the folder."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+    from rlvr_dynamics.doctor.status import decide_status
+    from rlvr_dynamics.grpo.instrumentation import GRPODynamicsCallback
+    from rlvr_dynamics.runs.logs import load_log
+
+    out = tmp_path / "two-iterations"
+    trainer = _trl_user_trainer(smoke_config(), out, max_steps=30, save_steps=30, logging_steps=1, report_to="none")
+    doctor = RunDoctor(every=5, stop_on_instability=True)
+    trainer.add_callback(GRPODynamicsCallback(doctor=doctor))
+    trainer.train()
+    rows = [r for r in trainer.state.log_history if "loss" in r]
+    assert trainer.state.global_step == 30 and len(rows) == 30
+    assert 10 <= sum(r.get("reward") is None for r in rows) <= 20, [r.get("reward") for r in rows]
+    assert doctor.status.state == decide_status(load_log(out), None).state
+
+
 def test_a_callback_or_doctor_reused_for_a_second_trainer_is_refused(cache, tmp_path):
     """Issue 32 item 5: reused, a callback kept the first trainer's rollout capture (no gap-alignment fields for the
     second) and mixed both runs' rows in its RunDoctor. It is refused at on_train_begin, naming the fix."""
