@@ -162,9 +162,10 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
     import sys
     import time
 
-    # killed mid-run: 15 steps (about a second each) left after checkpoint-5, against the 0.2 s the test waits once
-    # it sees the checkpoint; the full run also rotates checkpoints (10, 15, 20) past the one the resume starts from.
-    # (Was 40 steps, checkpoint every 10: the same kill and resume, twice the training.)
+    # killed mid-run: 15 steps left after checkpoint-5 (a tenth of a second each on a fast CPU), killed within 0.05 s
+    # of its trainer_state.json, the file the trainer writes last; the full run also rotates checkpoints (10, 15, 20)
+    # past the one the resume starts from. (Was 40 steps, checkpoint every 10: the same kill and resume, twice the
+    # training. A kill 0.2 s after the checkpoint folder appeared once caught checkpoint-15 half written.)
     cfg = smoke_config(seed=2, max_steps=20, checkpoint_every=5)
     full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
     code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
@@ -174,9 +175,9 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
 
     work = cache_run_dir(cfg, tmp_path / "killed")
     deadline = time.time() + 300
-    while not (work / "checkpoint-5").exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    time.sleep(0.2)
+    while not (work / "checkpoint-5" / "trainer_state.json").exists() and time.time() < deadline \
+            and proc.poll() is None:
+        time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed: raise max_steps"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -184,6 +185,22 @@ def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
     assert not json.loads((killed_dir / "config.json").read_text())["complete"]
     run(cfg, runs_dir=tmp_path / "killed", progress=False)
     assert (killed_dir / "metrics.csv").read_bytes() == full.read_bytes()
+
+
+def test_a_resume_skips_a_checkpoint_a_killed_process_left_half_written(tmp_path):
+    """A process killed while saving leaves ``checkpoint-N`` without its ``trainer_state.json`` (the file the trainer
+    writes last); the resume starts from the last complete one (a half-written checkpoint-15 once failed the resume
+    inside the trainer)."""
+    from rlvr_dynamics.grpo.graceful_stop import last_complete_checkpoint
+
+    assert last_complete_checkpoint(tmp_path) is None
+    for n, complete in ((5, True), (10, True), (15, False), (2, True)):
+        (tmp_path / f"checkpoint-{n}").mkdir()
+        (tmp_path / f"checkpoint-{n}" / "model.safetensors").write_bytes(b"")
+        if complete:
+            (tmp_path / f"checkpoint-{n}" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-tmp").mkdir()
+    assert last_complete_checkpoint(tmp_path) == tmp_path / "checkpoint-10"
 
 
 def test_gap_alignment_every_k_steps(cache, tmp_path):

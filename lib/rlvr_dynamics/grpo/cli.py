@@ -99,11 +99,11 @@ def _run_from_args(args: argparse.Namespace) -> int:
 
 
 def _last_checkpoint_step(cfg, root) -> int | None:
+    from .graceful_stop import last_complete_checkpoint
     from .runner import cache_run_dir
 
-    steps = [int(p.name.rsplit("-", 1)[1]) for p in cache_run_dir(cfg, root).glob("checkpoint-*")
-             if p.name.rsplit("-", 1)[1].isdigit()]
-    return max(steps) if steps else None
+    ckpt = last_complete_checkpoint(cache_run_dir(cfg, root))
+    return None if ckpt is None else int(ckpt.name.rsplit("-", 1)[1])
 
 
 def _task(job) -> tuple[str, str, float, str]:

@@ -1,6 +1,19 @@
 """Stopping a training run cleanly on SIGTERM / SIGINT: a checkpoint at the next policy refresh, then exit
-(:func:`rlvr_dynamics.grpo.runner.run` exits with code 130; the next ``rlvr-dynamics train`` resumes from it)."""
+(:func:`rlvr_dynamics.grpo.runner.run` exits with code 130; the next ``rlvr-dynamics train`` resumes from it), and
+the checkpoint a resume starts from (:func:`last_complete_checkpoint`)."""
 from __future__ import annotations
+
+from pathlib import Path
+
+
+def last_complete_checkpoint(folder: str | Path) -> Path | None:
+    """The highest-numbered ``checkpoint-N`` of ``folder`` that holds a ``trainer_state.json``, the file the trainer
+    writes last when it saves one; None when there is none. A process killed while saving (SIGKILL, out of memory,
+    the machine lost) leaves a ``checkpoint-N`` without it: resuming from that one fails inside the trainer, so a
+    resume starts from the last complete one and the trainer writes the partial one again when it gets there."""
+    done = [p for p in Path(folder).glob("checkpoint-*")
+            if p.name[len("checkpoint-"):].isdigit() and (p / "trainer_state.json").is_file()]
+    return max(done, key=lambda p: int(p.name[len("checkpoint-"):])) if done else None
 
 
 class GracefulStop:

@@ -316,7 +316,6 @@ def _train(cfg: RunConfig, out: Path, run_dir: Path, cfg_path: Path, world: int,
            progress: bool, max_steps_this_call: int | None) -> Path:
     """The body of :func:`run` once its thread count is set: build or resume the trainer, train, write the run."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.trainer_utils import get_last_checkpoint
 
     from .evaluation import accuracy
     from .instrumentation import GRPODynamicsCallback
@@ -425,7 +424,8 @@ def _train(cfg: RunConfig, out: Path, run_dir: Path, cfg_path: Path, world: int,
 
     graceful = graceful_stop.GracefulStop(enabled=state is None or state.num_processes == 1)
     trainer.add_callback(graceful.callback(every=max(1, cfg.refresh_interval)))
-    ckpt = get_last_checkpoint(str(work)) if any(work.glob("checkpoint-*")) else None
+    ckpt = graceful_stop.last_complete_checkpoint(work)         # not one a killed process left half written
+    ckpt = None if ckpt is None else str(ckpt)
     t_train = time.time()
     with graceful:
         trainer.train(resume_from_checkpoint=ckpt)
