@@ -35,7 +35,10 @@ that reward as two logged terms at another seed; since 2026-12-06 (third batch) 
 (``data/configs/grpo_noisy_smollm_shaped_d1.yml``), the shaped reward on one-digit sums, where the model learns the
 correctness term (held-out accuracy 0.69 → 0.95) and then every group earns 2 with no spread, and ``noisy-smollm-kl``
 (``data/configs/grpo_noisy_smollm_kl.yml``), the temperature-1.0 run with a KL penalty to the reference model
-(beta = 0.04, TRL's default before 0.16; held-out accuracy 0.20 → 0.56), the first run of the corpus with a KL term.
+(beta = 0.04, TRL's default before 0.16; held-out accuracy 0.20 → 0.56), the first run of the corpus with a KL term;
+since 2026-12-06 (fourth batch) ``noisy-smollm-mu2`` (``data/configs/grpo_noisy_smollm_mu2.yml``), the
+temperature-1.0 run with TRL's ``num_iterations = 2`` (each batch trained on twice: its reward logged at every other
+row, its loss at every row; held-out accuracy 0.20 → 0.66), the log shape that crashed the live doctor's callback.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
