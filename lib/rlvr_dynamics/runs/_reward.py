@@ -73,21 +73,22 @@ def _choices(series: dict, flag: str = "") -> str:
     return f"pass reward_column= {flag}one of the numeric columns {sorted(series)}"
 
 
-def beyond_limit_rewards(reward: np.ndarray, steps: np.ndarray, column: str) -> list[str]:
+def beyond_limit_rewards(reward: np.ndarray, steps: np.ndarray, column: str) -> tuple[list[str], np.ndarray]:
     """Set the rewards beyond ±:data:`REWARD_LIMIT` to NaN (in place), as an infinite cell is read: missing, so
     one such row (a reward model that blew up once, a logging error) leaves the rest of the run readable, and a run
     that goes on logging them reads as diverged (non-finite rewards, :mod:`~rlvr_dynamics.doctor.divergence`), as
-    the live doctor reads it. One note naming the column, the steps and the first value; none when there is none."""
+    the live doctor reads it. ``(notes, at)``: one note naming the column, the steps and the first value (none when
+    there is none), and the indices set to NaN."""
     with np.errstate(invalid="ignore"):
         at = np.flatnonzero(np.abs(reward) > REWARD_LIMIT)
     if not at.size:
-        return []
+        return [], at
     first = float(reward[at[0]])
     reward[at] = math.nan
     n = int(at.size)
     return [f"{n} {column!r} value{'s' if n > 1 else ''} beyond ±{REWARD_LIMIT:g} ({first:g}{'…' if n > 1 else ''}) "
             f"at step{'s' if n > 1 else ''} {_steps_text([int(s) for s in steps[at]])}, read as missing (a reward "
-            "model that blew up, a unit or logging error?)"]
+            "model that blew up, a unit or logging error?)"], at
 
 
 VALUE_LIMIT = 1e150

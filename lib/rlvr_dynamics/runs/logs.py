@@ -436,14 +436,13 @@ def _build(table: StepTable, reward_column: str | None, min_points: int, *,
     overflow = overflowing_cells(series, steps, reward_column)
     log = RunLog(source=str(path), steps=steps, series=series, reward_column=reward_column)
     reward = log.reward
-    with np.errstate(invalid="ignore"):
-        huge = np.abs(reward) > REWARD_LIMIT
-    beyond = beyond_limit_rewards(reward, steps, reward_column)
+    beyond, huge = beyond_limit_rewards(reward, steps, reward_column)
     bad = table.bad.get(reward_column, {})
     dropped = describe_bad_cells(reward_column, bad) + beyond
     if np.isfinite(reward).sum() < min_points:
         why = f" ({'; '.join(dropped)})" if dropped else ""
         raise ValueError(f"{path}: column {reward_column!r} has fewer than {min_points} logged values{why}")
-    logged = np.isfinite(reward) | np.isin(steps, list(bad)) | huge
+    logged = np.isfinite(reward) | np.isin(steps, list(bad))
+    logged[huge] = True                  # read as missing, not a gap in the steps
     log.read_notes = gap_notes(steps[logged]) + dropped + overflow + constant_reward_note(reward, reward_column)
     return log
