@@ -374,3 +374,32 @@ def test_a_reward_only_log_at_its_floor_reads_degenerate_groups_not_plateaued():
     trl = RunLog("trl.csv", steps, {"reward": np.zeros(steps.size), "frac_reward_zero_std": np.ones(steps.size)},
                  "reward")
     assert decide_status(trl).state == "degenerate groups"
+
+
+def _one_prompt_pm1(success, seed=0, group=8):
+    """One prompt × ``group`` completions a step, reward +1 right / −1 wrong (no bounds declared), TRL's columns:
+    the step's mean reward, its frac_reward_zero_std (0 or 1) and an entropy that holds."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(1, success.size + 1)
+    k = rng.binomial(group, success)
+    reward = (2 * k - group) / group
+    zero = ((k == 0) | (k == group)).astype(float)
+    return RunLog("pm1.csv", steps, {"reward": reward, "frac_reward_zero_std": zero,
+                                     "entropy": 0.5 + 0.01 * rng.standard_normal(steps.size)}, "reward")
+
+
+def test_one_prompt_groups_solved_at_the_best_reward_logged_are_not_degeneracy_without_bounds():
+    """At one prompt a step a group with no spread at the highest reward the run has logged is solved: a healthy
+    ±1-reward run at its ceiling (95 % right, most groups all right) is not starved (it read ``degenerate groups``
+    with u = 0 for want of bounds), while the same run stuck at −1 (every group all wrong) still is, bounds or not."""
+    t = np.arange(300)
+    ceiling = np.clip(0.5 + 0.45 * (1 - np.exp(-t / 40)), 0, 1)
+    for seed in range(5):
+        log = _one_prompt_pm1(ceiling, seed)
+        assert np.mean(log.series["frac_reward_zero_std"][-100:]) > 0.5     # most late groups have no spread
+        assert not dg.detect_advantage_degeneracy(log, None).fired
+    starved = _one_prompt_pm1(np.where(t < 5, 0.1, 0.0))
+    assert dg.detect_advantage_degeneracy(starved, None).fired
+    assert dg.detect_advantage_degeneracy(starved, (-1.0, 1.0)).fired
+    np.testing.assert_allclose(dg.advantage_degeneracy.observed_unit_reward(np.array([np.nan, -1, -1, 0.5, 1, -1])),
+                               [np.nan, np.nan, np.nan, 1.0, 1.0, 0.0])
