@@ -39,6 +39,11 @@ correctness term (held-out accuracy 0.69 → 0.95) and then every group earns 2 
 since 2026-12-06 (fourth batch) ``noisy-smollm-mu2`` (``data/configs/grpo_noisy_smollm_mu2.yml``), the
 temperature-1.0 run with TRL's ``num_iterations = 2`` (each batch trained on twice: its reward logged at every other
 row, its loss at every row; held-out accuracy 0.20 → 0.66), the log shape that crashed the live doctor's callback.
+Since 2026-12-06 (fifth batch) ``noisy-smollm-d3`` (``data/configs/grpo_noisy_smollm_d3.yml``), the temperature-1.0
+run on three-digit sums, which the 135M model almost never gets right. A label rule fixed before the doctor read it:
+a project run whose held-out accuracy is below :data:`NEVER_LEARNED` both before and after training never learned;
+it is neither a collapse nor a healthy run but a ``failure`` at its ``floor`` (the label of the course log stuck at
+its floor), so a failure status on it is no false alarm and a healthy one no success.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
@@ -128,16 +133,24 @@ def _family(run_name: str) -> str:
     return run_name.rsplit("-", 1)[0]
 
 
-def _heldout_collapsed(run_dir: Path) -> bool | None:
+NEVER_LEARNED = 0.05
+"""Held-out accuracy below which, before and after training, a project run never learned (module docstring)."""
+
+
+def _heldout_accuracy(run_dir: Path) -> tuple[float, float] | None:
     p = run_dir / "eval.json"
     if not p.exists():
         return None
     ev = json.loads(p.read_text())
     try:
-        before, after = float(ev["before"]["heldout"]), float(ev["after"]["heldout"])
+        return float(ev["before"]["heldout"]), float(ev["after"]["heldout"])
     except (KeyError, TypeError, ValueError):
         return None
-    return after < 0.5 * before
+
+
+def _heldout_collapsed(run_dir: Path) -> bool | None:
+    acc = _heldout_accuracy(run_dir)
+    return None if acc is None else acc[1] < 0.5 * acc[0]
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
@@ -210,8 +223,11 @@ def project_runs(runs_dir: Path = RUNS_DIR) -> list[CorpusRun]:
         if collapsed is None:
             steps, y = log.reward_curve()
             collapsed = hindsight_collapse(steps, y, _bounds_of(y))[1]
-        out.append(_real_run(d.name, "project", split, log, "collapse" if collapsed else "healthy",
-                             _read_config(d).get("num_prompts_per_step")))
+        acc = _heldout_accuracy(d)
+        never = acc is not None and max(acc) < NEVER_LEARNED
+        out.append(_real_run(d.name, "project", split, log,
+                             "failure" if never else "collapse" if collapsed else "healthy",
+                             _read_config(d).get("num_prompts_per_step"), "floor" if never else None))
     return out
 
 
