@@ -41,10 +41,10 @@ Dev evidence for its constants
     The observed range without bounds (2026-12-06, on the dev part and synthetic healthy runs before the test part
     was scored with it): dev false alarms 3 → 1 of 845 healthy runs (two simulated underdamped runs), induced
     degeneracy runs caught 18 → 18 of 30 (one 98 steps later), every real dev log unchanged. Synthetic healthy runs
-    near their ceiling with a ±1 reward and TRL's zero-std share (10 seeds per setting, 400 steps, prompt
-    difficulty Beta(2c, 2(1 − c)) at success c rising from 0.5 to 0.95): ``degenerate groups`` at one prompt a step
-    9–10 → 0 of 10 (G = 4, 8, 16), averaged over 10 steps (TRL's default ``logging_steps``) 2–3 → 1–2 of 10, at
-    4 prompts a step 10 → 8 of 10; the same runs stuck at −1 are still degenerate.
+    near their ceiling with a ±1 reward (``bench/stress_ceiling.py``, 20 seeds per setting): ``degenerate groups``
+    at one prompt a step 15–20 → 0 of 20 (G = 4, 8, 16), averaged over 10 steps (TRL's default ``logging_steps``)
+    4 → 1, at 4 prompts a step 20 → 12 (averaged 19 → 11); the same runs stuck at −1 are still degenerate. Test part
+    (nineteenth scoring): false alarms 2 → 1 of 402, induced degeneracy runs caught 8 → 7 of 17.
 """
 from __future__ import annotations
 
