@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from rlvr_dynamics.p1 import laws, oscillator as osc
 
@@ -60,14 +60,21 @@ def test_spec_check_8_noiseless_recovery_and_single_exponential_r2():
 @settings(max_examples=12, deadline=None)
 @given(r0=st.floats(0.0, 0.4), rise=st.floats(0.2, 0.5), ts=st.floats(30, 120), u=st.floats(0.1, 0.5),
        seed=st.integers(0, 1000))
+@example(r0=0.0, rise=0.2, ts=87.0, u=0.5, seed=4)      # close time constants: the draw that failed a fresh clone
 def test_fit_recovers_parameters_from_noisy_curves(r0, rise, ts, u, seed):
+    """The plateau, the noise and the rise's mean time t_slow + t_fast are recovered. The two time constants alone
+    are not when they are close (u = t_fast/t_slow near 0.5): they trade off along a valley whose floor fits the
+    noisy curve better than the truth does (r0 = 0, rise 0.2, t_slow 87, u 0.5, seed 4: 74 and 52 against 87 and
+    43.5, a lower squared error than the true pair), so t_slow is held to 15 % only for well separated ones."""
     t = np.arange(400.0)
     y = laws.three_phase(t, r0, r0 + rise, ts, ts * u)
     noisy = y + np.random.default_rng(seed).normal(0, 0.005, t.size)
     f = laws.fit_three_phase(t, noisy)
     assert f.reliable
     assert f.params["r_inf"] == pytest.approx(r0 + rise, abs=0.02)
-    assert f.params["t_slow"] == pytest.approx(ts, rel=0.15)
+    assert f.params["t_slow"] + f.params["t_fast"] == pytest.approx(ts * (1 + u), rel=0.1)
+    if u <= 0.3:
+        assert f.params["t_slow"] == pytest.approx(ts, rel=0.15)
     assert f.residual_std == pytest.approx(0.005, rel=0.15)
 
 
