@@ -14,13 +14,12 @@ Signals
     TRL/Unsloth ``reward_std``, exact at 1 prompt per step, a lower bound at more); u = (R − lo)/(hi − lo) ≥ the
     share of all-correct groups, so f − u bounds the all-failed share from below (at one prompt a step, f ∈ {0, 1} on
     every row, the all-correct share is exactly 1[u = 1] where f = 1: a group that scored one partial reward on all
-    its completions, e.g. a format reward alone, is starved as an all-failed one; u = 0 without bounds at more
-    prompts a step). At one prompt a step without bounds (a reward of ±1, a sum of format and correctness terms in
-    [0, 2]) lo and hi are the lowest and highest rewards logged so far (:func:`observed_unit_reward`, causal): a
-    group with no spread at the best reward the run has logged is a solved one, not a starved one (2026-12-06:
-    healthy one-prompt runs near their ceiling with a ±1 reward read ``degenerate groups``, 9 in 10 of them). At
-    more prompts a step the observed range is no bound: a run starved on its plateau sits at its highest reward
-    too (6 of the 18 simulated degeneracy runs of the dev part were lost with it). The entropy when logged. Not verl's ``critic/score/std`` (a batch std). A log with neither column but known bounds
+    its completions, e.g. a format reward alone, is starved as an all-failed one). Without bounds (a reward of ±1, a
+    sum of format and correctness terms in [0, 2]) u = 0, except at one prompt a step, where lo and hi are the lowest
+    and highest rewards logged so far (:func:`observed_unit_reward`, causal): a group with no spread at the best
+    reward the run has logged is a solved one, not a starved one. At more prompts a step the observed range is no
+    bound (a run starved on its plateau sits at its highest reward too); the gate below reads it instead. The
+    entropy when logged. Not verl's ``critic/score/std`` (a batch std). A log with neither column but known bounds
     (declared, or a reward in [0, 1]) gives f ≥ 1[R = lo]: a step whose mean reward is the lower bound had every
     completion fail, so every group of it is all-failed, exactly; elsewhere 0 is a lower bound. A run whose reward
     sits at its floor is then degenerate, not "plateaued at 0"; a lower bound can confirm degeneracy, never rule
@@ -138,8 +137,9 @@ def detect_advantage_degeneracy(log: RunLog, reward_bounds: tuple[float, float] 
         collapsed = on_rows(log, h, (hs < CONCENTRATION_ENTROPY * h0).astype(float)) > 0.5
         cond_rows &= ~collapsed
     gate = upper_gate(log, reward_bounds)
-    if reward_bounds is None:     # rows where no bound is known (a reward outside [0, 1] so far): the observed one
-        gate |= ~np.isfinite(forward_fill(u)) & near_best_level(log)
+    unknown = ~np.isfinite(forward_fill(u))      # rows where no bound is known (a reward outside [0, 1] so far)
+    if reward_bounds is None and unknown.any():
+        gate |= unknown & near_best_level(log)
     cond_rows &= ~gate & stalled(log)
     krows = np.nan_to_num(on_rows(log, f, k.astype(float)), nan=K_MAX).astype(int)
     fs_rows = on_rows(log, f, fs)
