@@ -43,7 +43,10 @@ Since 2026-12-06 (fifth batch) ``noisy-smollm-d3`` (``data/configs/grpo_noisy_sm
 run on three-digit sums, which the 135M model almost never gets right. A label rule fixed before the doctor read it:
 a project run whose held-out accuracy is below :data:`NEVER_LEARNED` both before and after training never learned;
 it is neither a collapse nor a healthy run but a ``failure`` at its ``floor`` (the label of the course log stuck at
-its floor), so a failure status on it is no false alarm and a healthy one no success.
+its floor), so a failure status on it is no false alarm and a healthy one no success. Since 2026-12-06 (sixth batch)
+``noisy-smollm-2p-terms`` (``data/configs/grpo_noisy_smollm_2p_terms.yml``), the one-digit shaped reward as two
+logged terms at 2 prompts × 4 completions a step: a reward without known bounds at several prompts a step, near its
+ceiling.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
