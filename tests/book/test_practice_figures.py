@@ -95,6 +95,8 @@ def test_what_to_do_section_follows_a_changed_action(monkeypatch, tmp_path):
     monkeypatch.setitem(status.ACTIONS, "unstable", "halve the learning rate and try again")
     md = "\n".join(practice_actions.actions_section(tmp_path))
     assert "- **What to do.** Halve the learning rate and try again." in md
+    floor = status.NEVER_LEFT_FLOOR_ACTION
+    assert f"- **What to do when the reward never left its floor.** {floor[:1].upper()}{floor[1:]}." in md
     monkeypatch.delitem(status.ACTIONS, "unstable")
     with pytest.raises(KeyError, match="unstable"):
         practice_actions.actions_section(tmp_path)

@@ -117,7 +117,7 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     live doctor's ``dynamics/status`` code name the same state; a failure state carries its action everywhere; a
     state the reading skips has no plateau and no law reading; the figure draws the text's forecast."""
     from rlvr_dynamics.doctor.live import RunDoctor
-    from rlvr_dynamics.doctor.status import ACTIONS, STATES
+    from rlvr_dynamics.doctor.status import ACTIONS, NEVER_LEFT_FLOOR_ACTION, STATES
 
     reward, extra, bounds = _every_state()[name]
     steps = np.arange(1, reward.size + 1)
@@ -134,9 +134,10 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     assert st["state"] == state, st
     text = format_report(report)
     assert text.splitlines()[0].startswith(f"status: {state.upper()}")
-    assert (f"what to do: {ACTIONS.get(state)}" in text) == (state in ACTIONS)
+    action = NEVER_LEFT_FLOOR_ACTION if st["numbers"].get("never_left_floor") else ACTIONS.get(state)
+    assert (f"what to do: {action}" in text) == (state in ACTIONS)
     js = json.loads(json.dumps(hr.to_jsonable(report) if hasattr(hr, "to_jsonable") else report, default=str))
-    assert js["status"]["state"] == state and js["status"]["action"] == ACTIONS.get(state)
+    assert js["status"]["state"] == state and js["status"]["action"] == action
     if state in NOT_READ:
         assert report["dynamics"]["verdict"] == "not read" and "plateau R∞" not in text
     page = hr.render_html(log, report, b"")

@@ -240,3 +240,23 @@ def test_a_reward_on_an_exact_line_prints_a_bounded_slope_t():
     rng = np.random.default_rng(0)
     st = decide_status(_log(np.linspace(0.2, 0.65, 150) + rng.normal(0, 0.05, 150)), (0, 1))
     assert st.state == "rising" and "slope t = " in st.evidence and "≥ 100" not in st.evidence, st.evidence
+
+
+def test_a_run_diverged_at_a_floor_it_never_left_is_told_to_check_the_task_as_well_as_the_learning_rate():
+    """A reward at its floor from the first row (or scoring now and then below a level) with a broken policy is a
+    task too hard from the start or a learning rate that broke the policy at once; lowering the learning rate alone
+    would not help the first (dev run ``noisy-smollm-d3``: three-digit sums the model never solved). A run that fell
+    to the floor from a level keeps the learning-rate action."""
+    from rlvr_dynamics.doctor.status import NEVER_LEFT_FLOOR_ACTION
+    n = 60
+    broken = dict(frac_reward_zero_std=np.ones(n), entropy=np.r_[0.8, np.full(n - 1, 0.02)])
+    st = decide_status(_log(np.zeros(n), **broken), (0, 1))
+    assert st.state == "diverged" and st.numbers["never_left_floor"] and st.action == NEVER_LEFT_FLOOR_ACTION
+    assert "lower the learning rate" in st.action and "easier prompts" in st.action
+    rng = np.random.default_rng(0)
+    fell = np.r_[rng.binomial(8, 0.4, 30) / 8, np.zeros(n)]
+    fell_log = _log(fell, frac_reward_zero_std=np.r_[np.full(30, 0.3), np.ones(n)],
+                    entropy=np.r_[np.full(30, 0.8), np.full(n, 0.02)])
+    st = decide_status(fell_log, (0, 1))
+    assert st.state in ("diverged", "collapsed"), st
+    assert st.action == ACTIONS[st.state] and not st.numbers.get("never_left_floor", False)

@@ -80,7 +80,7 @@ def _example_figure(book_dir: Path) -> str:
 def actions_section(book_dir: Path) -> list[str]:
     """Section 10's Markdown lines (see the module docstring)."""
     from ..doctor.detectors.reference import RULE_MODULES
-    from ..doctor.status import ACTIONS, FAILURE_STATES, STATES, status_rows
+    from ..doctor.status import ACTIONS, FAILURE_STATES, NEVER_LEFT_FLOOR_ACTION, STATES, status_rows
     missing = [s for s in FAILURE_STATES if s not in STATUS_SOURCES or s not in ACTIONS]
     if missing:
         raise KeyError(f"practice page: no deciding module or no action for the failure states {missing}")
@@ -103,7 +103,11 @@ def actions_section(book_dir: Path) -> list[str]:
         out += [f"### `{state}`\n",
                 f"- **What it means.** {meaning[:1].upper()}{meaning[1:]}.{why}",
                 f"- **What to check.** {doctor_text(doc_section(src, 'Signals'))}",
-                f"- **What to do.** {ACTIONS[state][:1].upper()}{ACTIONS[state][1:]}.", ""]
+                f"- **What to do.** {ACTIONS[state][:1].upper()}{ACTIONS[state][1:]}."]
+        if state == "diverged":
+            out.append(f"- **What to do when the reward never left its floor.** {NEVER_LEFT_FLOOR_ACTION[:1].upper()}"
+                       f"{NEVER_LEFT_FLOOR_ACTION[1:]}.")
+        out.append("")
     deciding = {v.rsplit(".", 1)[-1] for v in STATUS_SOURCES.values()}
     for name in (n for n in RULE_MODULES if n not in deciding):
         src = f"detectors.{name}"

@@ -182,6 +182,8 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
         return None
     return Divergence("blown up", int(log.steps[rows[first]]), broke,
                       {"floor": floor, "rows": int(rows.size - first), "off_floor": off,
+                       "never_left_floor": bool(not off and (first == 0 or float(np.mean(y[:first])) <
+                                                             floor + START_ABOVE * FLOOR_TOL * width)),
                        "window_steps": [int(log.steps[win[0]]), int(log.steps[win[-1]])]})
 
 

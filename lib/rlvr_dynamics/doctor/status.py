@@ -110,6 +110,13 @@ ACTIONS = {
                 "recovered this time",
 }
 """One sentence of what to do, per failure state (the text report, the JSON and the live stop line)."""
+NEVER_LEFT_FLOOR_ACTION = ("the reward never left its floor, so no group had a right answer to learn from before the "
+                           "policy broke: check that the model solves any of these prompts (sample a few), use easier "
+                           "prompts or partial credit; if it solved some before training, a learning rate too high "
+                           "broke it at once: lower the learning rate (÷10 is a start) and restart")
+"""What to do for a ``diverged`` run whose every logged reward sat at the floor (:mod:`.divergence`,
+``never_left_floor``): a task too hard from the first step and a learning rate that broke the policy at once look
+the same from the reward; lowering the learning rate alone would not help the first."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,10 @@ class Status:
 
     @property
     def action(self) -> str | None:
-        """What to do (:data:`ACTIONS`), for a failure state; None otherwise."""
+        """What to do (:data:`ACTIONS`; :data:`NEVER_LEFT_FLOOR_ACTION` for a run diverged at the floor it never
+        left), for a failure state; None otherwise."""
+        if self.state == "diverged" and self.numbers.get("never_left_floor"):
+            return NEVER_LEFT_FLOOR_ACTION
         return ACTIONS.get(self.state)
 
     def to_dict(self) -> dict[str, Any]:
