@@ -14,9 +14,13 @@ length, clipped share, entropy and gradient norm logged every step or averaged o
     .venv/bin/python bench/stress_ceiling.py [--kind ceiling|floor] [--reward pm1|unit] [--runs 20] [--seed 100]
 
 Measured 2026-12-06 (seeds 100–119; the change was designed on other draws), ``ceiling``, ``pm1``, ``degenerate
-groups`` before → after the change of that day: one prompt a step 20 → 0 (G = 4), 17 → 0 (G = 8), 15 → 0 (G = 16) of
-20; averaged over 10 steps (G = 8) 4 → 1; four prompts a step 20 → 12, averaged 19 → 11 (the rows do not say which
-groups lost their spread there). No live stop either way. About 4.5 minutes on one core.
+groups`` before → after the first change of that day (solved groups at the best reward logged): one prompt a step
+20 → 0 (G = 4), 17 → 0 (G = 8), 15 → 0 (G = 16) of 20; averaged over 10 steps (G = 8) 4 → 1; four prompts a step
+20 → 12, averaged 19 → 11 (the rows do not say which groups lost their spread there). After the second (the solved
+share read from how the reward moves with the share of groups without spread, in place of a gate on the observed
+level): averaged one-prompt 1 → 0, four prompts 12 → 0, averaged 11 → 0, sixteen prompts a step 15 → 0 of 20;
+``--kind floor`` still reads ``degenerate groups`` 13–20 times in 20 per setting (one to four more than before in
+three settings). No live stop at the ceiling. About 5.5 minutes on one core.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from rlvr_dynamics.doctor.status import decide_status
 from rlvr_dynamics.runs.logs import RunLog
 
 STEPS = 400
-SETTINGS = ((4, 1, 1), (8, 1, 1), (16, 1, 1), (8, 1, 10), (8, 4, 1), (8, 4, 10))
+SETTINGS = ((4, 1, 1), (8, 1, 1), (16, 1, 1), (8, 1, 10), (8, 4, 1), (8, 4, 10), (8, 16, 1))
 """(completions G, prompts P, logging interval) per setting."""
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from rlvr_dynamics.paths import SHARED_DIR
 from rlvr_dynamics.doctor import detectors as dg
-from rlvr_dynamics.doctor.detectors import causal
+from rlvr_dynamics.doctor.detectors import causal, solved_groups
 from rlvr_dynamics.doctor.pipeline import fit_run
 from rlvr_dynamics.doctor.report import to_jsonable
 from rlvr_dynamics.doctor.signals import sub_rewards
@@ -401,5 +401,75 @@ def test_one_prompt_groups_solved_at_the_best_reward_logged_are_not_degeneracy_w
     starved = _one_prompt_pm1(np.where(t < 5, 0.1, 0.0))
     assert dg.detect_advantage_degeneracy(starved, None).fired
     assert dg.detect_advantage_degeneracy(starved, (-1.0, 1.0)).fired
-    np.testing.assert_allclose(dg.advantage_degeneracy.observed_unit_reward(np.array([np.nan, -1, -1, 0.5, 1, -1])),
+    np.testing.assert_allclose(solved_groups.observed_unit_reward(np.array([np.nan, -1, -1, 0.5, 1, -1])),
                                [np.nan, np.nan, np.nan, 1.0, 1.0, 0.0])
+
+
+def _prompts_pm1(success, prompts, seed=0, group=8):
+    """``prompts`` prompts × ``group`` completions a step, each prompt's success drawn from Beta(2c, 2(1 − c)) around
+    the step's success c (easy and hard prompts), reward +1 right / −1 wrong (no bounds), TRL's columns."""
+    rng = np.random.default_rng(seed)
+    c = np.clip(success, 1e-3, 1 - 1e-3)[:, None]
+    k = rng.binomial(group, rng.beta(2 * c, 2 * (1 - c), size=(success.size, prompts)))
+    return RunLog("pm1.csv", np.arange(1, success.size + 1),
+                  {"reward": (2 * k / group - 1).mean(axis=1),
+                   "frac_reward_zero_std": ((k == 0) | (k == group)).mean(axis=1),
+                   "entropy": 0.5 + 0.01 * rng.standard_normal(success.size)}, "reward")
+
+
+def test_groups_without_spread_that_rise_with_the_reward_are_solved_ones_at_several_prompts_a_step():
+    """At four prompts a step with a ±1 reward (no bounds) a healthy run at its ceiling has most groups all right:
+    the reward rises with the share of groups without spread, so those are solved (it read ``degenerate groups``
+    in 6 of these 8 runs before). A run stuck low, whose groups without spread are the all-wrong ones, still reads
+    degenerate, and so does one whose reward rose through a learned format term alone."""
+    t = np.arange(400)
+    ceiling = 0.5 + 0.45 / (1 + np.exp(-(t / 400 - 0.3) / 0.08))
+    for seed in range(8):
+        log = _prompts_pm1(ceiling, 4, seed)
+        assert np.mean(log.series["frac_reward_zero_std"][-100:]) > 0.75
+        assert not dg.detect_advantage_degeneracy(log, None).fired
+    low = _prompts_pm1(0.02 + 0.13 / (1 + np.exp(-(t / 400 - 0.3) / 0.08)), 4)
+    assert dg.detect_advantage_degeneracy(low, None).fired
+    rng = np.random.default_rng(3)
+    fmt = _prompts_pm1(np.full(t.size, 0.02), 4)
+    fmt.series["reward"] = fmt.reward + 1.0 - np.exp(-t / 20) + 0.05 * rng.standard_normal(t.size)
+    fmt = RunLog("fmt.csv", fmt.steps, fmt.series, "reward")
+    assert dg.detect_advantage_degeneracy(fmt, None).fired
+
+
+def test_solved_share_is_the_spread_free_groups_mean_reward_in_the_observed_range():
+    """R = f·m₀ + (1 − f)·mₛ exactly: the trailing line recovers m₀ = 0.6 in an observed range [0, 1] (share 0.6);
+    a line that falls (the groups without spread are the worse ones) reads 0; a window at f = 1 reads 1 at the best
+    reward logged and 0 below it; the first SPREAD_FREE_MIN rows read 0."""
+    share = solved_groups.solved_share
+    f = np.r_[0.5, 0.5, np.tile(np.linspace(0.2, 0.8, 7), 16)]
+    r = np.r_[0.0, 1.0, 0.6 * f[2:]]
+    s = share(r, f)
+    assert s[-1] == pytest.approx(0.6) and np.all(s[:solved_groups.SPREAD_FREE_MIN - 1] == 0)
+    assert share(np.r_[0.0, 1.0, 0.6 - 0.5 * f[2:]], f)[-1] == 0
+    ones = np.ones(120)
+    assert share(np.r_[0.0, np.ones(119)], ones)[-1] == 1
+    assert share(np.r_[1.0, np.zeros(119)], ones)[-1] == 0
+    assert np.isnan(share(np.r_[np.nan, r[1:]], f)[0])
+
+
+def test_a_policy_converged_on_right_answers_is_not_concentration_without_bounds():
+    """A sum of a correctness and a format term (no bounds the doctor can assume) at one prompt × 8 a step: the
+    policy converges, entropy and the share of distinct completions fall, and every group earns the best reward the
+    run has logged (2.0): converged, not concentrated (dev run ``noisy-smollm-2p-terms`` read ``policy_concentration``
+    at step 58 before). The same picture at a partial reward below that best (every completion a bare wrong number
+    earning the format term alone, after the run had scored) is concentration."""
+    rng = np.random.default_rng(5)
+    h = 2.5 * np.exp(-STEPS / 25) + 0.05
+    spread = 0.3 + 0.7 * np.exp(-STEPS / 60)
+    right = np.clip(0.5 + 0.5 * (1 - np.exp(-STEPS / 20)) + 0.1 * (STEPS > 60), 0, 1)
+    k = rng.binomial(8, right)
+    solved = _log(reward=2.0 * k / 8, entropy=h, group_distinct_frac=spread,
+                  frac_reward_zero_std=((k == 0) | (k == 8)).astype(float))
+    assert np.mean(k[-100:] == 8) > 0.9
+    assert not dg.detect_policy_concentration(solved).fired
+    assert dg.detect_policy_concentration(solved, reward_bounds=(0.0, 3.0)).fired       # declared: 2 is not the top
+    wrong = np.where(STEPS < 40, 2.0 * rng.binomial(8, 0.5, N) / 8, 0.5)
+    stuck = _log(reward=wrong, entropy=h, group_distinct_frac=spread,
+                 frac_reward_zero_std=np.where(STEPS < 40, 0.0, 1.0))
+    assert dg.detect_policy_concentration(stuck).fired

@@ -167,10 +167,11 @@ def full_window(k: np.ndarray, factor: int = 2) -> np.ndarray:
     return np.arange(1, k.size + 1) >= factor * k
 
 
-def trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """t-statistic of the least-squares slope of y on its index over the trailing k_i rows (0 where k_i < 4)."""
+def trailing_regression(x: np.ndarray, y: np.ndarray, k: np.ndarray | int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Least squares of y on x over the trailing k_i rows: (slope, its t-statistic, mean x, mean y) per row; the
+    slope and t are 0 where k_i < 4 or x does not vary."""
     n = y.size
-    x = np.arange(n, dtype=float)
     cs = [np.concatenate([[0.0], np.cumsum(v)]) for v in (np.ones(n), x, y, x * x, x * y, y * y)]
     j = np.arange(1, n + 1)
     lo = np.maximum(0, j - k)
@@ -185,7 +186,13 @@ def trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
         # an exactly flat stretch (se = 0, b = 0) has t = 0, not sign(0)·∞ = NaN (which made "stalled" false on a
         # reward stuck at 0, hiding the plainest degeneracy)
         t = np.where(se > 0, b / se, np.where(b == 0, 0.0, np.sign(b) * np.inf))
-    return np.where((s0 >= 4) & np.isfinite(b), t, 0.0)
+        fit = (s0 >= 4) & np.isfinite(b) & (vxx > 1e-9 * s0)
+        return np.where(fit, b, 0.0), np.where(fit, t, 0.0), sx / s0, sy / s0
+
+
+def trailing_slope_t(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """t-statistic of the least-squares slope of y on its index over the trailing k_i rows (0 where k_i < 4)."""
+    return trailing_regression(np.arange(y.size, dtype=float), y, k)[1]
 
 
 def sustained_events(cond: np.ndarray, sustain: np.ndarray | int, rearm: np.ndarray | None = None) -> list[int]:
@@ -267,6 +274,16 @@ def unit_reward(log: RunLog, reward_bounds) -> np.ndarray:
     fin = np.where(np.isfinite(r), r, 0.5)
     unit = np.logical_and.accumulate((fin >= 0) & (fin <= 1))
     return np.where(unit & np.isfinite(r), r, np.nan)
+
+
+def bounds_unknown(log: RunLog, reward_bounds) -> np.ndarray:
+    """True on rows where no reward bound is known (:func:`unit_reward` NaN: none declared and a reward outside
+    [0, 1] logged so far); rows without a reward carry the last rewarded row's answer."""
+    if reward_bounds is not None:
+        return np.zeros(log.steps.size, bool)
+    ok = np.isfinite(log.reward)
+    known = np.where(ok, np.isfinite(unit_reward(log, None)).astype(float), np.nan)
+    return forward_fill(known) == 0
 
 
 def stalled(log: RunLog) -> np.ndarray:
