@@ -105,6 +105,7 @@ def solved_groups(log: RunLog, f: np.ndarray, reward_bounds: tuple[float, float]
     if _one_group_a_step(f):
         top = u if reward_bounds is not None else np.where(np.isfinite(u), u, observed_unit_reward(log.reward))
         return np.where(f == 1, (np.nan_to_num(top, nan=0.0) >= 1 - FLOOR_TOL).astype(float), solved)
-    if reward_bounds is None:
-        return np.where(np.isfinite(u), solved, np.nan_to_num(f * solved_share(log.reward, f), nan=0.0))
+    unknown = ~np.isfinite(u) & np.isfinite(f)
+    if reward_bounds is None and unknown.any():     # the line is read only where some row has no bound
+        return np.where(unknown, np.nan_to_num(f * solved_share(log.reward, f), nan=0.0), solved)
     return solved
