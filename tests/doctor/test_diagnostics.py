@@ -144,12 +144,21 @@ def test_concentration_fires_on_entropy_and_spread_falling_together_once_learnin
     assert not dg.detect_policy_concentration(near_bound, reward_bounds=(0.0, 1.0)).fired
 
 
+def _falling_from(step: int, per_step: float = 0.01) -> np.ndarray:
+    """The default rise, falling ``per_step`` a step from ``step`` on (noise 0.01)."""
+    rise = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
+    return np.where(STEPS < step, rise, rise[step - 1] - per_step * (STEPS - step)) + RNG.normal(0, 0.01, N)
+
+
 def test_instability_from_grad_norm_growth_or_clipping():
+    """The optimiser's signals count beside a reward fall (20 % of its gain, significant) within 20 rows, dated
+    where both are known: the grad norm grows from step 80 (×5 by ~96), the reward falls from step 100 (20 % of
+    0.57 by ~111)."""
     g = np.where(STEPS < 80, 1.0, np.exp((STEPS - 80) / 10)) * (1 + RNG.normal(0, 0.05, N))
-    d = dg.detect_dynamical_instability(_log(grad_norm=g), reading=False)
-    assert d.fired and 96 <= d.step <= 130
-    c = dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.where(STEPS > 50, 0.35, 0.01)),
-                                        reading=False)
+    d = dg.detect_dynamical_instability(_log(reward=_falling_from(100), grad_norm=g), reading=False)
+    assert d.fired and 108 <= d.step <= 130 and d.events[0]["signal_step"] < d.step
+    c = dg.detect_dynamical_instability(_log(reward=_falling_from(50), grad_norm=np.ones(N),
+                                             clip_ratio=np.where(STEPS > 50, 0.35, 0.01)), reading=False)
     assert c.fired and "(b)" in c.detail["reasons"][0]
     assert not dg.detect_dynamical_instability(_log(grad_norm=np.ones(N), clip_ratio=np.full(N, 0.01)),
                                                reading=False).fired
@@ -163,8 +172,22 @@ def test_entropy_blow_up_needs_to_rise_above_the_initial_level():
     d = dg.detect_dynamical_instability(_log(entropy=back), reading=False)
     assert not d.fired           # falls, then recovers towards its start: ≥ 2× its minimum but not a blow-up
     up = 0.6 * np.where(STEPS < 100, 1.0, 1 + 3 * (STEPS - 100) / 100)
-    d = dg.detect_dynamical_instability(_log(entropy=up), reading=False)
-    assert d.fired and "(g)" in d.detail["reasons"][0] and d.step > 100
+    d = dg.detect_dynamical_instability(_log(reward=_falling_from(110), entropy=up), reading=False)
+    assert d.fired and "(g)" in d.detail["reasons"][0] and d.step > 110
+
+
+def test_optimiser_signals_while_the_reward_holds_or_rises_are_not_instability():
+    """Grad norm ×e¹² and entropy ×4 while the reward rises to its plateau and holds (as on healthy course runs
+    whose entropy jumps 25–43× with the reward unharmed): no event; the same signals with the reward falling 20 %
+    of its gain within 20 rows: an event."""
+    g = np.where(STEPS < 80, 1.0, np.exp((STEPS - 80) / 10))
+    up = 0.6 * np.where(STEPS < 100, 1.0, 1 + 3 * (STEPS - 100) / 100)
+    held = dg.detect_dynamical_instability(_log(grad_norm=g, entropy=up), reading=False)
+    assert held.available and not held.fired
+    late = _falling_from(180)             # the fall comes > 20 rows after both signals' events: still none
+    assert not dg.detect_dynamical_instability(_log(reward=late, grad_norm=g), reading=False).fired
+    near = dg.detect_dynamical_instability(_log(reward=_falling_from(95), grad_norm=g), reading=False)
+    assert near.fired and "(a)" in near.detail["reasons"][0]
 
 
 def test_collapse_warning_from_precursors_alone_comes_before_a_noisy_reward_halves():
@@ -188,10 +211,11 @@ def test_instability_from_a_growing_reward_envelope_needs_a_second_signal():
     with the gradient norm growing from step 115 (a), the envelope's event counts too (Round 3)."""
     rng = np.random.default_rng(3)
     noise = rng.normal(0, 0.02, N) * np.where(STEPS > 120, 8.0, 1.0)
-    alone = dg.detect_dynamical_instability(_log(reward=0.5 + noise), reading=False)
+    fall = 0.5 - 0.3 * np.clip((STEPS - 120) / 20, 0, 1)         # and the reward falls (a) needs beside it
+    alone = dg.detect_dynamical_instability(_log(reward=fall + noise), reading=False)
     assert not alone.fired
     grad = np.exp(rng.normal(0, 0.05, N)) * np.where(STEPS > 115, np.exp((STEPS - 115) / 6), 1.0)
-    both = dg.detect_dynamical_instability(_log(reward=0.5 + noise, grad_norm=grad), reading=False)
+    both = dg.detect_dynamical_instability(_log(reward=fall + noise, grad_norm=grad), reading=False)
     reasons = both.detail["reasons"]
     assert both.fired and any("(e)" in r for r in reasons) and any("(a)" in r for r in reasons)
     assert 115 < both.step <= 140
@@ -287,7 +311,7 @@ def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
 
     reward = 0.2 + 0.4 * (1 - np.exp(-STEPS / 40))
     grad = np.where(STEPS < 120, 1.0, np.exp((STEPS - 120) / 8))
-    # grad-norm growth alone: an instability event, but the reward holds — no stop (stop rule, live.py)
+    # grad-norm growth alone while the reward holds: no instability event, no stop (stop rule, live.py)
     doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)
     outs = [doctor.update(int(s), {"reward": r, "grad_norm": g, "note": "text"})
             for s, r, g in zip(STEPS, reward, grad)]
@@ -303,7 +327,7 @@ def test_live_doctor_reports_namespaced_scalars_and_stops_on_instability():
     # step 60: 78 % of the rise covered, the plateau is not identified yet (NaN sentinel, flagged); by step 200 it is
     assert reports[2]["dynamics/plateau_is_nan"] == 1.0 and reports[2]["dynamics/verdict"] == 0.0
     assert reports[-1]["dynamics/plateau"] == pytest.approx(0.6, abs=0.05)
-    assert doctor.fired["dynamical_instability"] > 120 and not doctor.should_stop and doctor.stop_reason is None
+    assert doctor.fired.get("dynamical_instability") is None and not doctor.should_stop and doctor.stop_reason is None
     # with the reward falling as the grad norm blows up: stop, at the update where the rule fires
     falling = np.where(STEPS < 125, reward, reward[124] * np.exp(-(STEPS - 125) / 10)) + RNG.normal(0, 0.01, N)
     doctor = RunDoctor(every=20, refresh_interval=1, stop_on_instability=True)

@@ -293,9 +293,10 @@ class RunDoctor:
         if int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
             return
         now = int(log.steps[-1])
+        warning = self._collapse_warning(log)
         dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self.reward_bounds,
-                                                                           reading=False),
-                "collapse_warning": self._collapse_warning(log)}
+                                                                           reading=False, warning=warning),
+                "collapse_warning": warning}
         for name, d in dets.items():
             if self._new_events(name, d, now):
                 self._pending.add(name)

@@ -326,8 +326,10 @@ def format_fall(f: np.ndarray) -> np.ndarray:
     return _fall(f, 0.0, FORMAT_FALL)
 
 
-def reward_fall(r: np.ndarray, floor: float | None) -> np.ndarray:
-    return _fall(r, floor, REWARD_FALL)
+def reward_fall(r: np.ndarray, floor, fraction: float = REWARD_FALL) -> np.ndarray:
+    """Rows where the reward's trailing mean has fallen ``fraction`` (default :data:`REWARD_FALL`) of its gain below
+    its running peak, significantly (:func:`_fall`)."""
+    return _fall(r, floor, fraction)
 
 
 def zero_std_share(z: np.ndarray, near_top: np.ndarray | None = None) -> np.ndarray:

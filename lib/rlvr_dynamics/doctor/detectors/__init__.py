@@ -41,9 +41,10 @@ def diagnose(log: RunLog, *, response: dict[str, Any] | None = None, margin: dic
     if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
         raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
     done = done or {}
+    warning = done.get("collapse_warning") or detect_collapse(log, reward_bounds)
     return {"reward_hacking": done.get("reward_hacking") or detect_reward_hacking(log),
             "advantage_degeneracy": done.get("advantage_degeneracy") or detect_advantage_degeneracy(log, reward_bounds),
             "policy_concentration": detect_policy_concentration(log, reward_bounds),
             "dynamical_instability": detect_dynamical_instability(log, response, margin, reward_bounds,
-                                                                  reading=reading),
-            "collapse_warning": done.get("collapse_warning") or detect_collapse(log, reward_bounds)}
+                                                                  reading=reading, warning=warning),
+            "collapse_warning": warning}

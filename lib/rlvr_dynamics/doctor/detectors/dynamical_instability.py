@@ -22,12 +22,25 @@ Rule
     running min after the first 2k rows AND ≥ 1.5 × its initial level (mean of the first k), sustained; (c) the
     margin's 80 % interval above 1; (d) verdict ``unstable``. (c) and (d) are whole-prefix readings and fire at the
     last step.
+    The optimiser's own signals (a), (b), (f), (g) count only within REWARD_CORROBORATION = 20 logged rows of a
+    reward fall — the reward's trailing mean REWARD_FALL_FRACTION = 20 % of its gain below its running peak,
+    significantly on its own noise window (:func:`~rlvr_dynamics.doctor.precursors.reward_fall`) — or of a
+    collapse-warning event (:mod:`.collapse_warning`: a reward fall of 40 % with a precursor, three precursors at
+    once, or a failure signal; a one-prompt reward cannot show its fall in time); such an event is dated at the later
+    of its own row and the first corroborating row (``signal_step`` keeps its own).
 
 Dev evidence for its constants
     (g)'s ENTROPY_ABOVE_INITIAL was added on the corpus dev part (v2) before its test part was scored. (e) counts
     only next to (a), (b), (f) or (g) (ENVELOPE_CORROBORATION = 20 rows): alone it caught none of the 80 simulated
     unstable dev runs and fired on 3 of the 4 healthy one-prompt-per-step Unsloth logs. Test part: 0/207 false
-    alarms on healthy runs, 14/42 induced instabilities caught. History: the design notes.
+    alarms on healthy runs, 14/42 induced instabilities caught. The corroboration of (a), (b), (f), (g) by the
+    reward or the collapse warning was set on the development part (2026-12-06): without it those signals fired on
+    4 of the 25 healthy course logs (entropy 25–43× its running minimum while the reward held or rose; grad norm
+    8–22× its first median while the reward rose off the floor, as it does when groups gain reward spread), on 5
+    of the project's 126 healthy runs and on 7 of 190 surrogates; with it on 1 course log (a clip-free run whose
+    reward fell 0.69 → 0.34 for five steps while its grad norm reached 10⁷: a real, recovered blow-up), none of
+    the project's and 3 surrogates (of that run); both course runs labelled unstable still fire, and 63 of the 64
+    simulated collapses it fired on. History: the design notes.
 """
 from __future__ import annotations
 
@@ -37,7 +50,9 @@ from typing import Any
 import numpy as np
 
 from ...runs.logs import RunLog
+from ..precursors import reward_fall, reward_floor
 from ..signals import CLIP_COLUMNS, ENTROPY_COLUMNS, GRAD_COLUMNS, KL_COLUMNS, column
+from .collapse_warning import detect_collapse
 from .causal import (K_MAX, SIGMA_FIRST, Detection, sustained_events, full_window, on_rows, detection, running_initial_mean,
                       running_initial_median, running_scale, smoothed, trailing_mean, trailing_slope_t,
                       causal_sigma, noise_window)
@@ -52,6 +67,11 @@ ENVELOPE_WINDOW = 10
 """(e) rows of the trailing std of Δreward."""
 ENVELOPE_CORROBORATION = 20
 """(e) counts only within this many logged rows of an (a), (b), (f) or (g) event."""
+REWARD_CORROBORATION = 20
+"""(a), (b), (f), (g) count only within this many logged rows of a reward fall (REWARD_FALL_FRACTION) or of a
+collapse-warning event."""
+REWARD_FALL_FRACTION = 0.2
+"""… the reward's trailing mean this fraction of its gain below its running peak, significantly."""
 ENVELOPE_FLOOR = 0.01
 """(e) the noise baseline is at least this × the reward's running range."""
 KL_JUMP = 10.0
@@ -84,11 +104,12 @@ def _growth_events(log: RunLog, y: np.ndarray, cond_fn, label: str) -> list[dict
 def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = None,
                                  margin: dict[str, Any] | None = None,
                                  reward_bounds: tuple[float, float] | None = None, *,
-                                 reading: bool = True) -> Detection:
+                                 reading: bool = True, warning: Detection | None = None) -> Detection:
     """(a)–(g) of the module docstring's Rule. ``response``: a
     :func:`~rlvr_dynamics.doctor.reading.response_laws.fit_response_laws` result for the reward (passed to the
     reading); ``margin``: :func:`~rlvr_dynamics.doctor.reading.response_laws.stability_margin` output (needs
-    K_ref); ``reading=False`` skips (d) (the causal signals only)."""
+    K_ref); ``reading=False`` skips (d) (the causal signals only); ``warning``: the ``collapse_warning`` detection
+    of this log with these bounds, when the caller has it (made here only if an optimiser signal needs it)."""
     thr = (f"(a) smoothed grad norm ≥ {GRAD_NORM_GROWTH:g}× initial and rising; (b) smoothed clip fraction > "
            f"{CLIP_FRACTION}; (e) std of Δreward over {ENVELOPE_WINDOW} rows ≥ {ENVELOPE_GROWTH:g}·√2σ (σ of the "
            f"first half); (f) KL ×{KL_JUMP:g} within "
@@ -155,6 +176,7 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
             above = s - h0 >= math.log(ENTROPY_ABOVE_INITIAL)
             return full & (s - low >= math.log(ENTROPY_BLOWUP)) & above, np.exp(s - low)
         events += _growth_events(log, np.abs(h), ent_rule, "(g) entropy blow-up")
+    events = _corroborated(log, events, reward_bounds, warning)
     # (e) alone is the noise of a reward that climbs (a shaped reward's terms switching on, a success rate leaving 0
     # make every step noisier) as often as a blow-up: it counts only next to a causal signal of the optimisation
     # itself, (a), (b), (f) or (g), within ENVELOPE_CORROBORATION rows
@@ -180,6 +202,35 @@ def detect_dynamical_instability(log: RunLog, response: dict[str, Any] | None = 
     if det.fired:
         det.detail["reasons"] = [e["reason"] for e in det.events]
     return det
+
+
+def _corroborated(log: RunLog, events: list[dict], reward_bounds, warning: Detection | None) -> list[dict]:
+    """The optimiser's events that lie within REWARD_CORROBORATION logged rows of a reward fall
+    (REWARD_FALL_FRACTION, :func:`~rlvr_dynamics.doctor.precursors.reward_fall`) or of a collapse-warning event,
+    each dated at the later of its own row and the first such row in that window (the row where both could be
+    known; causal), ``signal_step`` its own step. A grad norm, clip fraction, KL or entropy that grows while the
+    reward holds or rises, with no collapse warning, is a run changing how it learns, not an unstable one."""
+    if not events:
+        return []
+    r = np.asarray(log.reward, dtype=float)
+    beside = reward_fall(r, reward_floor(r, reward_bounds), REWARD_FALL_FRACTION)
+    pos = {int(s): i for i, s in enumerate(log.steps)}
+    if warning is None:
+        warning = detect_collapse(log, reward_bounds)
+    for e in warning.events:
+        beside[pos[int(e["step"])]] = True
+    out, seen = [], set()
+    for e in events:
+        i = pos[e["step"]]
+        lo = max(0, i - REWARD_CORROBORATION)
+        hit = np.flatnonzero(beside[lo: i + REWARD_CORROBORATION + 1])
+        if not hit.size:
+            continue
+        step = int(log.steps[max(i, lo + int(hit[0]))])
+        if (step, e["reason"]) not in seen:
+            seen.add((step, e["reason"]))
+            out.append({**e, "step": step, "signal_step": e["step"]})
+    return sorted(out, key=lambda e: e["step"])
 
 
 def _reading_verdict(steps, reward, reward_bounds, response) -> tuple[str, str] | None:
