@@ -135,6 +135,16 @@ def test_reward_range_flag_bounds_the_report(tmp_path, capsys):
     assert main(["fit", str(p), "--reward-range", "4", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) >= 1 and "--reward-range" in err[-1] and "LO < HI" in err[-1]
+    # without the flag the bounds are not known (a reward outside [0, 1]): the report says so and names the flag;
+    # with it, or for a reward in [0, 1], no such note
+    assert main(["fit", str(p), "--quick"]) == 0
+    note = [ln for ln in capsys.readouterr().out.splitlines() if "no reward bounds known" in ln]
+    assert len(note) == 1 and "--reward-range LO HI" in note[0] and f"{reward.max():.4g}" in note[0]
+    assert main(["fit", str(p), "--reward-range", "0", "4", "--quick"]) == 0
+    assert "no reward bounds known" not in capsys.readouterr().out
+    p.write_text("step,reward\n" + "".join(f"{s},{r / 4}\n" for s, r in zip(steps, reward)))
+    assert main(["fit", str(p), "--quick"]) == 0
+    assert "no reward bounds known" not in capsys.readouterr().out
 
 
 def test_plateau_only_when_the_curve_has_reached_it():

@@ -93,6 +93,15 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
             f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
 
 
+def no_bounds_note(reward) -> str:
+    """The read note of a run whose reward has no known bounds (none declared, a reward outside [0, 1] logged)."""
+    vals = [float(x) for x in reward if math.isfinite(x)]
+    return (f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, "
+            "not all in [0, 1]): the floor a collapse is measured from and the groups read as solved come from the "
+            "run itself; --reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each) reads "
+            "them from the bounds")
+
+
 def stop_record(path: str, source: str) -> dict | None:
     """The live doctor's ``doctor_stop.json`` of the run at ``path`` (the folder given, or a folder above the log
     read, up to three levels), None when the run was not stopped by the doctor or the file is not readable."""
@@ -196,6 +205,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(f"rlvr-dynamics fit: {note}", file=sys.stderr)
     built.hyperparameters = {**hp, "notes": notes}
     built.read_notes, built.segments = list(log.read_notes), list(log.segments)
+    if args.reward_range is None and built.reward_bounds is None:
+        built.read_notes.append(no_bounds_note(log.reward_curve()[1]))
     report = built.to_dict()
     if args.html or args.png:
         from .render.html import write_report
