@@ -393,3 +393,16 @@ def test_a_one_prompt_shaped_reward_back_at_its_format_level_is_no_collapse(grou
     stress = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(stress)
     assert stress.score("late", group, seed) == {"stop": False, "event": False, "act": False}
+
+
+def test_a_one_prompt_start_on_easy_prompts_is_no_fall_when_its_trend_is_tested_at_every_point():
+    """One prompt of 8 completions a step at about 10 % success: two easy prompts first (3/8, 3/8), then the run's
+    usual rewards. On a grid of fewer than 32 completions the start trend decides alone and is tested at every
+    point, so its level is shared among them: no collapse (at the plain level it was one at step 12). A fall from a
+    start of 6/8 to 0 is still reported at step 7, confirmed at 8; a decimal reward keeps the plain level (the test
+    above)."""
+    healthy = [0.375, 0.375, 0.0, 0.25, 0.125, 0.25, 0, 0, 0, 0, 0, 0, 0]
+    assert C.collapse_events(np.arange(1, 14), np.array(healthy), (0.0, 1.0)) == []
+    broken = [0.75, 0.625, 0.75, 0.25, 0.125, 0, 0, 0.125] + [0.0] * 12
+    ev = C.collapse_events(np.arange(1, 21), np.array(broken), (0.0, 1.0))
+    assert [(e.step, e.reported_step) for e in ev] == [(7, 8)]

@@ -208,14 +208,22 @@ def test_a_noisy_run_that_trends_is_not_noise_only(seed):
 
 def test_a_one_prompt_reward_at_a_low_success_rate_does_not_lose_its_start():
     """1/8 three times, then 0 five times: one completion of eight, not a fall. Judged against the Bernoulli noise of
-    the start at that resolution (√(p(1 − p)/8) ≈ 0.12), it is no divergence; the same fall from 0.75 (6/8) is."""
+    the start at that resolution (√(p(1 − p)/8) ≈ 0.12), it is no divergence; the same fall from 0.75 (6/8) is one
+    only after the floor held MIN_STEPS steps (one prompt a step), and at once at 64 completions a step."""
     def log(y):
         return RunLog(source="t", steps=np.arange(1, len(y) + 1), series={"reward": np.asarray(y, float)},
                       reward_column="reward")
 
     assert detect_divergence(log([0.125] * 3 + [0.0] * 5), (0.0, 1.0)) is None
-    lost = detect_divergence(log([0.75] * 3 + [0.0] * 5), (0.0, 1.0))
-    assert lost is not None and lost.kind == "lost its start"
+    # at one prompt a step three easy prompts, then five hard ones, is which prompts came (a healthy run at 10 %
+    # success did that): the floor must hold as long as a blow-up's window, MIN_STEPS = 30 steps
+    assert detect_divergence(log([0.75] * 3 + [0.0] * 5), (0.0, 1.0)) is None
+    assert detect_divergence(log([0.75] * 3 + [0.0] * 30), (0.0, 1.0)) is None
+    blown = detect_divergence(log([0.75] * 3 + [0.0] * 31), (0.0, 1.0))       # 31 rows span 30 steps
+    assert blown is not None and blown.kind == "blown up" and blown.step == 4
+    # a success rate of 64 completions a step has its start's level in its first rewards: five rows tell
+    many = detect_divergence(log([45 / 64, 49 / 64, 47 / 64] + [0.0] * 5), (0.0, 1.0))
+    assert many is not None and many.kind == "lost its start"
 
 
 def test_a_collapse_that_broke_the_policy_names_the_blow_up_once_in_its_evidence():

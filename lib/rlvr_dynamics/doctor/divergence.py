@@ -56,6 +56,7 @@ import numpy as np
 
 from ..runs.logs import RunLog
 from ..runs.noise import bernoulli_sigma, resolution_samples, step_sigma
+from .detectors.own_rewards import few_prompts
 
 NON_FINITE_ROWS = 3
 """Logged training rows in a row with a non-finite reward, loss or gradient norm."""
@@ -226,11 +227,14 @@ def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Di
     most START_FRACTION of the start's height above the floor, the fall more than Z_LOST standard errors (of the
     robust step noise, and at least the two-proportion standard error at the rewards' resolution n: pooled rate p̄,
     √(p̄(1 − p̄)/n·(1/START_ROWS + 1/MIN_ROWS))), most groups without spread (mean zero-std share ≥
-    LOST_ZERO_SPREAD where logged)."""
+    LOST_ZERO_SPREAD where logged). Not for a success rate of fewer than 32 completions a step (one or two prompts,
+    :func:`~.detectors.own_rewards.few_prompts`): three easy prompts, then five hard ones, is which prompts came, not a fall (a healthy run at
+    10 % success, 2026-12-07); such a run's fall from its start is the blown-up rule's, after MIN_STEPS steps at the
+    floor."""
     start = y[:START_ROWS]
     w = win.size
-    if rows[0] >= win[0] or rows.size < START_ROWS + w:
-        return None
+    if rows[0] >= win[0] or rows.size < START_ROWS + w or few_prompts(resolution_samples(y)):
+        return None         # one or two prompts a step: its first rewards are which prompts came (blown up decides)
     s0, now = float(np.mean(start)), float(np.mean(log.reward[win]))
     if s0 < floor + START_ABOVE * FLOOR_TOL * width or now > floor + START_FRACTION * (s0 - floor) or \
             float(np.max(log.reward[win])) > floor + START_FRACTION * (s0 - floor):

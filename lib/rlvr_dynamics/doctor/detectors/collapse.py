@@ -66,7 +66,8 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       reward rose above the first three and within the first START_POINTS rewards, a 2-point mean below
       ``floor + ½·(m₃ − floor)`` (m₃ the median of the first three rewards; the floor as above, no test for a
       reward outside [0, 1] without bounds) counts as a halving when every reward so far trends down by a
-      one-sided Mann–Kendall test at START_TREND_ALPHA (:func:`start_trend_p`), confirmed by the next point as
+      one-sided Mann–Kendall test at START_TREND_ALPHA (divided by the points tested so far for a success rate of
+      fewer than START_LEVEL_SAMPLES completions a step; :func:`start_trend_p`), confirmed by the next point as
       above. The σ̂ of those few points holds the fall itself, so the Gaussian tests alone reported such falls
       2–6 points late; the rank test needs no noise estimate and is distribution-free under exchangeable noise
       (a first prompt the model happened to solve, followed by its usual rewards, is no trend). Or, for a success

@@ -58,7 +58,12 @@ RANK_ALPHA = 0.01
 one-sided Mann–Whitney test at this level (:func:`rank_fall_p`): the counts of right answers in a window of a
 one-prompt reward are binomial, with tails the Gaussian test of the mean does not know."""
 START_TREND_ALPHA = 0.005
-"""A fall from the run's start (:func:`start_trend_p`) counts at this one-sided level."""
+"""A fall from the run's start (:func:`start_trend_p`) counts at this one-sided level; for a success rate of fewer
+than START_LEVEL_SAMPLES completions a step (one or two prompts), where the trend alone decides and the first rewards
+are whichever prompts came, at this level divided by the points tested so far (i − 2 at point i: the test is made
+at every point of the start).
+At the plain level, 2 of 100 healthy one-prompt runs at 10 % success whose first prompts happened to be easy read a
+fall from the start (2026-12-07)."""
 START_POINTS = 20
 """… and is looked for only within the run's first START_POINTS logged rewards, while none rose above the first 3."""
 START_LEVEL_Z = 4.0
@@ -209,10 +214,13 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
     value = float(y[i - 1] + y[i]) / 2
     level = float(np.median(y[:3]))
     half = floor + 0.5 * (level - floor)
+    grid = on_completion_grid(grid_shown(y[3: i + 1], samples))
+    # one or two prompts a step: the trend alone decides, tested at every point of the start, and the first rewards
+    # are whichever prompts came: its level is shared among the points tested so far (Bonferroni)
+    alpha = START_TREND_ALPHA / max(1, i - 2) if few_prompts(samples) else START_TREND_ALPHA
     if level > floor and value < half and (
-            (on_completion_grid(grid_shown(y[3: i + 1], samples))
-             and start_level_z(y, i, level, sigma_floor) >= START_LEVEL_Z)
-            or start_trend_p(y[: i + 1]) <= START_TREND_ALPHA):
+            (grid and start_level_z(y, i, level, sigma_floor) >= START_LEVEL_Z)
+            or start_trend_p(y[: i + 1]) <= alpha):
         return level, half, value, int(np.argsort(y[:3], kind="stable")[1])
     first = float(y[0])
     half = floor + 0.5 * (first - floor)
@@ -221,6 +229,13 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
             start_level_z(y, i, first, sigma_floor, first=1) >= START_FIRST_Z:
         return first, half, value, 0
     return None
+
+
+def few_prompts(samples: int | None) -> bool:
+    """A success rate of fewer than :data:`START_LEVEL_SAMPLES` completions a step (``samples``: the rewards' least
+    common denominator), not decimals (a denominator with a factor 5: 0.45 is a rounded number): one or two prompts a
+    step, whose first rewards are whichever prompts came."""
+    return samples is not None and samples < START_LEVEL_SAMPLES and samples % 5 != 0
 
 
 def grid_shown(after: np.ndarray, samples: int | None) -> int | None:
