@@ -292,8 +292,7 @@ class RunDoctor:
             return
         if int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
             return
-        now = int(log.steps[-1])
-        warning = self._collapse_warning(log)
+        now, warning = int(log.steps[-1]), self._collapse_warning(log)
         dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self.reward_bounds,
                                                                            reading=False, warning=warning),
                 "collapse_warning": warning}
