@@ -182,10 +182,11 @@ def test_spiky_one_prompt_rewards_are_rarely_collapses():
     was not held), a run of baseline rewards as long as such a run makes by chance is not confirmed, and a window
     with few right answers after one with many is judged by a rank test. On these 40 healthy series the rule of
     2026-12-04 reported a collapse on 37 (on 166 of 200); the rule of 2026-12-05 on 9 (29 of 200); with the trough's
-    scan depth since the peak on the adaptive window (2026-12-06) on 8 (30 of 200)."""
+    scan depth since the peak on the adaptive window (2026-12-06) on 8 (30 of 200); with the rules of the next day
+    on 4 (16 of 200); with the rank test against the run's longer level too (2026-12-07) on 3 (6 of 200)."""
     hit = sum(bool([e for e in C.collapse_events(*_spiky_one_prompt(seed)) if e.kind != "pending"])
               for seed in range(40))
-    assert hit <= 9
+    assert hit <= 3
 
 
 def test_a_collapse_after_spikes_became_the_level_is_still_reported():
@@ -406,3 +407,29 @@ def test_a_one_prompt_start_on_easy_prompts_is_no_fall_when_its_trend_is_tested_
     broken = [0.75, 0.625, 0.75, 0.25, 0.125, 0, 0, 0.125] + [0.0] * 12
     ev = C.collapse_events(np.arange(1, 21), np.array(broken), (0.0, 1.0))
     assert [(e.step, e.reported_step) for e in ev] == [(7, 8)]
+
+
+ONE_PROMPT_CLUSTER = [0, 2, 0, 0, 1, 4, 0, 0, 1, 1, 4, 0, 1, 1, 0, 0, 2, 0, 0, 2, 2, 3, 1, 1, 0, 0, 0, 1, 2, 0, 2, 1, 1,
+                      1, 1, 2, 3, 1, 0, 0, 0, 3, 0, 0, 0, 1, 1, 1, 0, 3, 1, 0, 0, 4, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0,
+                      3, 0, 2, 0, 0, 1, 0, 0, 0, 0, 2, 2, 4, 0, 0, 2, 1, 0, 2, 1, 1, 1, 2, 1, 1, 4, 0, 0, 1, 2, 0, 1, 1,
+                      0, 1, 0, 2, 0, 0, 2, 0, 1, 1, 0, 1, 3, 3, 1, 0, 1, 0, 1, 2, 1, 1, 1, 0, 2, 0, 0, 0, 2, 3, 5, 1, 2,
+                      4, 0, 1, 0, 0, 3, 6, 2, 1, 1, 0, 8, 3, 1, 3, 0, 2, 4, 3, 2, 7, 8, 2, 6, 7, 8, 1, 3, 0, 2, 1, 3, 2,
+                      1, 1, 3, 4, 8]
+
+
+def test_a_cluster_of_right_answers_is_judged_against_the_run_s_longer_level():
+    """A healthy one-prompt × 8 run rising from 13 % to 40 % (logit-normal prompt difficulty): six rewards of 6–8/8
+    at steps 158–163, then its usual 1–3/8. Against the ten rewards before the 8-point window (the cluster) the fall
+    is significant by rank (p < 0.01) and was reported as a collapse at step 167; against the run's longer level,
+    from the first reward at or above the half line, it is not."""
+    y = np.array(ONE_PROMPT_CLUSTER, dtype=float) / 8
+    t = np.arange(1, y.size + 1)
+    assert C.collapse_events(t, y) == []
+    i, w = 165, 8                      # step 166, the window the fall was tested on
+    short = O._mann_whitney_below(y[i - w + 1: i + 1], y[i - w + 1 - 10: i - w + 1])
+    assert short < O.RANK_ALPHA < O.rank_fall_p(y, i, w, half=0.35)
+    assert O.rank_fall_p(y, i, w) == pytest.approx(short)            # no half line: the ten rewards before it only
+    # the same run after a level it held: 0.7 for 40 steps, then its start level again, is a collapse
+    held = np.r_[y[:120], np.full(40, 0.7) + np.tile([0.05, -0.05], 20), y[:30]]
+    ev = C.collapse_events(np.arange(1, held.size + 1), held)
+    assert ev and 160 <= ev[0].step <= 163

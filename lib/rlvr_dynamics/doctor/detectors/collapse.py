@@ -45,7 +45,9 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       - the run must have *held a level* above the half line: the median of the LEVEL_POINTS rewards before the
         trailing window at or above it (:func:`level_held`; not tested within the first LEVEL_POINTS points);
       - a halving of the adaptive window must also lie below that level by a one-sided Mann–Whitney test at
-        RANK_ALPHA (:func:`rank_fall_p`);
+        RANK_ALPHA (:func:`rank_fall_p`), and below the run's longer level too, drawn as for the confirmation
+        below (2026-12-07: a cluster of six right answers of a one-prompt run, then its usual rewards, read as a
+        level that collapsed when compared with the ten rewards before the window, the cluster itself);
       - a halving of the 2-point mean is confirmed by k rewards in a row below the line, the halving point first,
         k the smallest k ≥ 2 with p^k ≤ CONFIRM_ALPHA·LEVEL_POINTS/L, p the share of the level's L rewards that were
         already as low (:func:`level_share`, :func:`confirm_points`): k = 2, the next point, when at most one in ten
@@ -330,7 +332,7 @@ class CollapseTracker:
             largest = self._largest_drop if i >= 2 else math.inf
             few = self._samples is not None and self._samples < START_LEVEL_SAMPLES    # one or two prompts a step
             for track, w, s_i, sig in tracks:
-                info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, unit, largest)
+                info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, unit, largest, self._level_from)
                 if info is None:
                     continue
                 if info["jump"] and not few and share(i, sig, info["half"])[0] <= JUMP_LEVEL_SHARE:
@@ -408,7 +410,7 @@ def _adaptive_window(sigma: float, gain: float, m: int) -> int:
 
 
 def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int, step: int, t: list[int], bounds,
-          unit: bool, largest_drop: float) -> dict | None:
+          unit: bool, largest_drop: float, level_from: int = 0) -> dict | None:
     """The jump and halving tests of one trailing mean at point i of ``y`` (None when its gain is not significant)."""
     y_i = float(y[i])
     floor = track.floor(bounds, unit)
@@ -426,7 +428,7 @@ def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int
     trough = peak_bias(i - track.peak_i, w) if w > 2 else 0.0     # the lowest of the windows since the peak
     halving = s_i < half and track.peak - s_i > (Z_DROP * math.sqrt(2) + bias + trough) * se
     if jump or halving:     # the fall must come from a level the run held; a longer window's, by a rank test too
-        held = level_held(y, i, w, half) and (w == 2 or rank_fall_p(y, i, w) <= RANK_ALPHA)
+        held = level_held(y, i, w, half) and (w == 2 or rank_fall_p(y, i, w, half, level_from) <= RANK_ALPHA)
         jump, halving = jump and held, halving and held
     return dict(step=step, peak=track.peak, peak_step=int(t[track.peak_i]), floor=floor, value=s_i, window=w,
                 sigma=sigma, half=half, gain=gain, jump=jump, halving=halving, index=i)

@@ -94,15 +94,28 @@ def level_held(y: np.ndarray, i: int, w: int, half: float) -> bool:
     return before.size < LEVEL_POINTS or float(np.median(before)) >= half
 
 
-def rank_fall_p(y: np.ndarray, i: int, w: int) -> float:
+def rank_fall_p(y: np.ndarray, i: int, w: int, half: float = math.inf, start: int = 0) -> float:
     """One-sided Mann–Whitney p-value (normal approximation with the tie correction) that the w rewards of the
-    trailing window ending at point ``i`` lie below the max(:data:`LEVEL_POINTS`, w) rewards before it; 0 (no test)
+    trailing window ending at point ``i`` lie below the max(:data:`LEVEL_POINTS`, w) rewards before it, and, when the
+    run reached ``half`` earlier, also below its longer level: up to :data:`LEVEL_MAX` rewards from the first at or
+    above it and from point ``start`` on, as :func:`level_share` draws it (the larger p of the two). 0 (no test)
     while fewer than LEVEL_POINTS rewards precede the window."""
-    now = y[max(0, i - w + 1): i + 1]
-    before = y[max(0, i - w + 1 - max(LEVEL_POINTS, w)): max(0, i - w + 1)]
-    n1, n2 = now.size, before.size
-    if n2 < LEVEL_POINTS or n1 == 0:
+    a = max(0, i - w + 1)
+    now = y[a: i + 1]
+    before = y[max(0, a - max(LEVEL_POINTS, w)): a]
+    if before.size < LEVEL_POINTS or now.size == 0:
         return 0.0          # no level to judge by yet
+    p = _mann_whitney_below(now, before)
+    longer = y[max(0, start, a - LEVEL_MAX): a]
+    reached = np.flatnonzero(longer >= half)
+    if reached.size and longer.size - reached[0] > before.size:
+        p = max(p, _mann_whitney_below(now, longer[reached[0]:]))
+    return p
+
+
+def _mann_whitney_below(now: np.ndarray, before: np.ndarray) -> float:
+    """One-sided Mann–Whitney p-value that ``now`` lies below ``before`` (normal approximation, tie-corrected)."""
+    n1, n2 = now.size, before.size
     both = np.concatenate([now, before])
     order = np.argsort(both, kind="mergesort")
     ranks = np.empty(both.size)
