@@ -260,3 +260,26 @@ def test_rows_that_fit_reads_as_missing_neither_crash_the_callback_nor_change_th
         w.writerow(["step", *rows[0][1]])
         w.writerows([s, *("" if v is None else v for v in m.values())] for s, m in rows)
     assert doc.status.state == decide_status(load_log(path), None).state == "collapsed"
+
+
+def test_stop_text_names_the_warning_signals():
+    """An instability event beside a collapse *warning* (no collapse yet): the stop line names the warning's
+    signals, and the reward and its peak only for a collapse event, which has them."""
+    doctor = RunDoctor(every=10, stop_on_instability=True)
+    for st in range(1, 41):
+        doctor.update(st, {"reward": 0.5})
+    doctor.events["dynamical_instability"] = [{"step": 20, "reason": "(d) reading: unstable (…)", "reported_at": 20}]
+    doctor.events["collapse_warning"] = [{"step": 36, "kind": "warning", "signals": ["zero_std_share", "reward_fall"],
+                                          "precursors": 1, "reported_at": 36}]
+    doctor._apply_stop_rule(doctor.log())
+    text = doctor.stop_reason["text"]
+    assert "collapse warning (zero_std_share, reward_fall) at step 36" in text and "rule ," not in text, text
+    doctor = RunDoctor(every=10, stop_on_instability=True)
+    for st in range(1, 41):
+        doctor.update(st, {"reward": 0.5})
+    doctor.events["dynamical_instability"] = [{"step": 30, "reason": "(a) grad norm", "ratio": 7.0}]
+    doctor.events["collapse_warning"] = [{"step": 35, "kind": "collapsed", "rule": "confirmed", "value": 0.1,
+                                          "peak": 0.6, "precursors": 0}]
+    doctor._apply_stop_rule(doctor.log())
+    assert "(a) grad norm ×7 at step 30 + collapse (confirmed, reward 0.1 from peak 0.6) at step 35" in \
+        doctor.stop_reason["text"]

@@ -90,3 +90,15 @@ def test_plateau_with_slow_wander_is_rarely_unstable():
         r = read_dynamics(T, y, reward_bounds=(0.0, 1.0))
         hits += [r.reason] if r.verdict == "unstable" else []
     assert len(hits) <= 2, hits
+
+
+def test_growth_carried_by_the_last_rewards_is_not_unstable():
+    """A one-prompt × 4 run at ~10 % success: two right answers at its 18th and 19th steps make a growing
+    oscillation fit 20 points (Δχ² 18, amplitude rising 2.7 s.e. over 2 periods); without the last point
+    nothing grows, so the reading is ``undetermined``, and the run reads no instability."""
+    y = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 3, 4, 1]) / 4
+    t = np.arange(1, y.size + 1, dtype=float)
+    r = read_dynamics(t, y, reward_bounds=(0.0, 1.0))
+    assert r.verdict == "undetermined" and "not without the last reward" in r.reason
+    assert r.evidence["amplitude_grows"] and not r.evidence["amplitude_growth_holds"]
+    assert read_dynamics(t[:-1], y[:-1], reward_bounds=(0.0, 1.0)).verdict != "unstable"

@@ -54,7 +54,7 @@ overshoot) each fire on a few % of runs; together they mean the reward is fallin
 blowing up. The whole-prefix readings (instability (c) stability margin, (d) the oscillator reading's
 ``unstable`` verdict) count as instability events at the report that makes them. :attr:`stop_reason` then holds
 ``{"rule", "step", "numbers", "text"}`` (``text``: one line, e.g. ``doctor stop at step 212: (f) KL jump ×14.2 at
-step 205 + collapse warning (rule C, 2 precursors) at step 210 within 20 rows``).
+step 205 + collapse warning (kl_jump, reward_fall) at step 210, within 20 rows``).
 
 **Agreement with the full log**: the detectors are causal (:mod:`.detectors`), so the events a report finds with
 step ≤ its own step are exactly the full log's events up to that step; each event is recorded once, with the step
@@ -331,15 +331,15 @@ class RunDoctor:
         _, a, w = best
         numbers = {"instability_step": int(a["step"]), "instability_reason": str(a.get("reason", "")),
                    "instability_ratio": _num(a.get("ratio")), "warning_step": int(w["step"]),
-                   "warning_rule": str(w.get("rule", "")), "precursors": int(w.get("precursors", 0)),
-                   "smoothed_reward": _num(w.get("smoothed")), "reward_peak": _num(w.get("peak")),
-                   "window_rows": STOP_WINDOW}
+                   "warning_rule": str(w.get("rule") or w.get("kind", "")), "warning_signals": list(w.get("signals", [])),
+                   "precursors": int(w.get("precursors", 0)), "reward": _num(w.get("value")),
+                   "reward_peak": _num(w.get("peak")), "window_rows": STOP_WINDOW}
         ratio = "" if numbers["instability_ratio"] is None else f" ×{numbers['instability_ratio']:.3g}"
-        reward = ("" if numbers["smoothed_reward"] is None or numbers["reward_peak"] is None else
-                  f", reward {numbers['smoothed_reward']:.3g} from peak {numbers['reward_peak']:.3g}")
-        text = (f"doctor stop at step {now}: {numbers['instability_reason']}{ratio} at step {a['step']} + collapse "
-                f"warning (rule {numbers['warning_rule']}, {numbers['precursors']} precursors{reward}) at step "
-                f"{w['step']}, within {STOP_WINDOW} rows")
+        what = (f"collapse ({numbers['warning_rule']}, reward {numbers['reward']:.3g} from peak "
+                f"{numbers['reward_peak']:.3g})" if None not in (numbers["reward"], numbers["reward_peak"]) else
+                f"collapse warning ({', '.join(numbers['warning_signals']) or numbers['warning_rule']})")
+        text = (f"doctor stop at step {now}: {numbers['instability_reason']}{ratio} at step {a['step']} + {what} at "
+                f"step {w['step']}, within {STOP_WINDOW} rows")
         self.should_stop = True
         self.stop_reason = {"rule": "instability + collapse warning within STOP_WINDOW rows", "step": now,
                             "numbers": numbers, "text": text}

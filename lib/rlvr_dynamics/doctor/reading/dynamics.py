@@ -38,6 +38,11 @@ on the run-doctor corpus's dev split; the design notes tell how):
       and is larger than the departure over the :math:`m` points before (the reward is moving away, not wandering).
       The standard error is the RMS spread of every m-point mean of the residuals before those 2m points (floored at
       σ/√m): an end that departs no more than the wander did earlier is not evidence.
+6. **Growth that holds** (5a alone). The curve without its last :data:`HOLD_OUT_POINTS` points must read
+   ``unstable`` too (steps 1–5 on it), else ``undetermined``: a growth read from the last reward alone is a spike
+   (2026-12-07: a one-prompt × 4 run at 10 % success, two right answers at its 18th and 19th steps, read
+   ``unstable`` on 20 points and ``stable`` on 19, 18 and 22; that reading and a reward-fall warning stopped it
+   live).
 
 A curve that rises and holds is read by a stable law to within the noise, so step 4 fails and it is never
 ``unstable``; flat noise stops at step 2. ``bench/doctor_eval`` scores the rule on labelled runs.
@@ -75,6 +80,9 @@ FALL_Z = 1.0
 """On the way up (step 5a), no period-to-period fall of the amplitude may exceed this many standard errors."""
 AMP_MIN_POINTS = 6
 """Fewer points than this in a period: the amplitudes are not read (step 5a)."""
+HOLD_OUT_POINTS = 1
+"""Step 5a's growth must also be read on the curve without its last HOLD_OUT_POINTS points (step 6; 2 cost 8 of the
+27 simulated unstable dev curves read ``unstable``, 1 none)."""
 STABLE_LAWS = ("single_exponential", "overdamped", "oscillatory")
 
 
@@ -317,7 +325,7 @@ def _stable_sentence(fit) -> str:
 
 
 def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = None,
-                  fits: dict[str, Any] | None = None) -> DynamicsReading:
+                  fits: dict[str, Any] | None = None, *, _hold_out: bool = True) -> DynamicsReading:
     """Read the reward curve ``(steps, reward)`` by the rule of the module docstring.
 
     ``reward_bounds``: bounds on R0 and R∞ passed to the fits; ``fits``: a
@@ -379,6 +387,15 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     dep = _departure_test(t, y, best, sigma)
     ev.update(amp)
     ev.update(dep)
+    held = not amp["amplitude_grows"] or dep["leaves_plateau"] or not _hold_out or n - HOLD_OUT_POINTS < MIN_POINTS \
+        or read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
+    ev["amplitude_growth_holds"] = bool(held)
+    if amp["amplitude_grows"] and not held:
+        last = "reward" if HOLD_OUT_POINTS == 1 else f"{HOLD_OUT_POINTS} rewards"
+        return DynamicsReading("undetermined", f"a growing oscillation beats every stable law (Δχ² = {delta:.1f}) and "
+                               f"its amplitude grows over the last {amp['rise_periods']} periods, but not without the "
+                               f"last {last}: a growth read from the last rewards alone is a spike; best stable "
+                               f"reading: {_stable_sentence(shown)}", **_law_fields(shown), evidence=ev)
     if amp["amplitude_grows"] or dep["leaves_plateau"]:
         why = []
         if amp["amplitude_grows"]:
