@@ -93,7 +93,7 @@ def test_plateau_with_slow_wander_is_rarely_unstable():
 
 
 def test_growth_carried_by_the_last_rewards_is_not_unstable():
-    """A one-prompt × 4 run at ~10 % success: two right answers at its 18th and 19th steps make a growing
+    """A one-prompt × 4 run at ~10 % success (a reward on a grid of 4): two right answers at its 18th and 19th steps make a growing
     oscillation fit 20 points (Δχ² 18, amplitude rising 2.7 s.e. over 2 periods); without the last point
     nothing grows, so the reading is ``undetermined``, and the run reads no instability."""
     y = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 3, 4, 1]) / 4
@@ -102,3 +102,7 @@ def test_growth_carried_by_the_last_rewards_is_not_unstable():
     assert r.verdict == "undetermined" and "not without the last reward" in r.reason
     assert r.evidence["amplitude_grows"] and not r.evidence["amplitude_growth_holds"]
     assert read_dynamics(t[:-1], y[:-1], reward_bounds=(0.0, 1.0)).verdict != "unstable"
+    # the hold-out is made on a success rate of few completions only: the same curve as a continuous reward keeps its
+    # reading (on a fine grid or a continuous reward, growth read with the last point is evidence accumulating)
+    cont = np.clip(y + 1e-4 * np.random.default_rng(0).normal(size=y.size), 0.0, 1.0)
+    assert read_dynamics(t, cont, reward_bounds=(0.0, 1.0)).verdict == "unstable"

