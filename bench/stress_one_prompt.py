@@ -17,7 +17,10 @@ is learnt by step ``--format-step``, correctness rises from 0.15 to 0.6; the pro
 ``fast``, ``slow`` and ``late`` learn the format by step 20, 80 and 150 of 250. Measured 2026-12-06 (seeds 1000–1029,
 the rule before it drawn on seeds 0–19 first): stops 22 of 180 before the collapse report read a level of up to
 LEVEL_MAX rewards (``rlvr_dynamics.doctor.detectors.own_rewards``), 7 of 180 after it (five of them within the first
-ten points, where no level exists yet); ``act`` 0 of 180 either way.
+ten points, where no level exists yet); ``act`` 0 of 180 either way. Measured 2026-12-07, with the level held
+tested from the run's first three rewards on (``LEVEL_MIN_POINTS``): stops 6 → 2 of 180 on seeds 1000–1029 (the
+rule was fixed on them), 5 → 2 of 180 on fresh seeds 3000–3029 (both left: a fall mid-run, judged by a level of
+ten or more rewards); ``act`` 0 of 180.
 """
 from __future__ import annotations
 

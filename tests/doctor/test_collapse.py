@@ -168,6 +168,31 @@ def test_level_held_needs_the_median_above_the_half_line():
     assert O.level_held(plateau, 11, 2, half=0.3)
 
 
+def test_three_right_answers_at_the_start_are_no_level(monkeypatch):
+    """A one-prompt shaped reward at its format-only baseline, three right answers at its 6th–8th steps, then the
+    baseline again (a healthy run of ``bench/stress_one_prompt.py``, rounded): the rewards before the fall are
+    mostly baseline, so there was no level to collapse from. Before 2026-12-07 the level was tested only from the
+    11th point, and this was a collapse confirmed at step 11."""
+    y = np.array([0.13, 0.1, 0.1, 0.1, 0.11, 0.48, 0.43, 0.36, 0.16, 0.13, 0.17, 0.14, 0.1, 0.37, 0.11, 0.38, 0.13,
+                  0.09, 0.13, 0.09, 0.12, 0.48, 0.21, 0.71, 0.13, 0.13, 0.15, 0.14, 0.22, 0.14])
+    t = np.arange(1, y.size + 1)
+    assert C.collapse_events(t, y) == []
+    monkeypatch.setattr(O, "LEVEL_MIN_POINTS", O.LEVEL_POINTS)         # the rule before: no level within 10 points
+    assert [(e.step, e.reported_step) for e in C.collapse_events(t, y)] == [(10, 11)]
+
+
+def test_a_level_held_from_the_start_still_collapses_within_the_first_points():
+    """Five rewards near 0.6 from the 2nd step, then 0.05: the median before the fall is the level, and the fall is
+    reported at its point (a jump), as before the level was tested within the first points."""
+    y = np.r_[0.1, 0.5, 0.6, 0.62, 0.6, 0.61, 0.05, 0.04, 0.03, 0.05, 0.02, 0.04]
+    assert O.level_held(y, 6, 2, half=0.3)
+    zeros = np.zeros(5)
+    assert O.level_held(zeros, 3, 2, half=0.3)              # 2 rewards before the window: fewer than LEVEL_MIN_POINTS
+    assert not O.level_held(zeros, 4, 2, half=0.3)          # 3: their median is the level
+    ev = C.collapse_events(np.arange(1, y.size + 1), y)
+    assert [(e.step, e.reported_step, e.kind) for e in ev] == [(7, 7, "jump")]
+
+
 def _spiky_one_prompt(seed, n=250, base=0.12, spike=2.3):
     """A one-prompt shaped reward (format 0.12, +2.2 when the answer is right), the chance of a right answer rising
     0 → 0.6 over the run, with a little format noise: healthy by construction."""

@@ -228,9 +228,9 @@ def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Di
     robust step noise, and at least the two-proportion standard error at the rewards' resolution n: pooled rate p̄,
     √(p̄(1 − p̄)/n·(1/START_ROWS + 1/MIN_ROWS))), most groups without spread (mean zero-std share ≥
     LOST_ZERO_SPREAD where logged). Not for a success rate of fewer than 32 completions a step (one or two prompts,
-    :func:`~.detectors.own_rewards.few_prompts`): three easy prompts, then five hard ones, is which prompts came, not a fall (a healthy run at
-    10 % success, 2026-12-07); such a run's fall from its start is the blown-up rule's, after MIN_STEPS steps at the
-    floor."""
+    :func:`~.detectors.own_rewards.few_prompts`): three easy prompts, then five hard ones, is which prompts came,
+    not a fall (a healthy run at 10 % success, 2026-12-07); such a run's fall from its start is the blown-up rule's,
+    after MIN_STEPS steps at the floor."""
     start = y[:START_ROWS]
     w = win.size
     if rows[0] >= win[0] or rows.size < START_ROWS + w or few_prompts(resolution_samples(y)):

@@ -43,7 +43,9 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       of a one-prompt shaped reward, after two or three right answers, a collapse):
 
       - the run must have *held a level* above the half line: the median of the LEVEL_POINTS rewards before the
-        trailing window at or above it (:func:`level_held`; not tested within the first LEVEL_POINTS points);
+        trailing window at or above it, within the run's first LEVEL_POINTS points the median of all of them once
+        there are LEVEL_MIN_POINTS (:func:`level_held`; 2026-12-07: three right answers of a one-prompt shaped
+        reward at its 4th–6th steps, then its baseline, read as a collapse from a level of three rewards);
       - a halving of the adaptive window must also lie below that level by a one-sided Mann–Whitney test at
         RANK_ALPHA (:func:`rank_fall_p`), and below the run's longer level too, drawn as for the confirmation
         below (2026-12-07: a cluster of six right answers of a one-prompt run, then its usual rewards, read as a
@@ -58,9 +60,9 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
         above the line clears it only when the 2-point mean is back above the line too;
       - a jump needs that none of the level's rewards came as low (JUMP_LEVEL_SHARE).
 
-      All three need a level of LEVEL_POINTS rewards to judge by: before the run has logged that many rewards
-      before the fall, the Gaussian tests alone decide (changed after the test part was scored, 2026-12-05: the
-      15-point bisection trials fall within their first points).
+      The last two need a level of LEVEL_POINTS rewards to judge by: before the run has logged that many rewards
+      before the fall, the Gaussian tests and the level held decide (changed after the test part was scored,
+      2026-12-05: the 15-point bisection trials fall within their first points).
     * **Jump**: with at least JUMP_MIN_POINTS rewards before it, a point below ``floor + G/2`` that lies
       ``Z_JUMP·σ̂·√(1 + 1/w)`` or more below the trailing mean before it, a fall larger than JUMP_OVER_LARGEST ×
       the largest one-step fall before it; reported at the point itself.

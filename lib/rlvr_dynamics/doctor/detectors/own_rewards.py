@@ -6,10 +6,10 @@ What they are for
     so two or three right answers make a "peak" and the baseline after them is far below half of it. These tests
     judge a fall by the run's own rewards instead: the level it fell from (:func:`level_held`), a rank test for a
     longer trailing window (:func:`rank_fall_p`), and a run-length confirmation (:func:`level_share`,
-    :func:`confirm_points`). Each needs a level of :data:`LEVEL_POINTS` rewards before the fall; before that the
-    Gaussian tests alone decide, and a reward that falls from its first values is judged by a rank test for a
-    downward trend since the run's start (:func:`start_trend_p`): a noise estimate from those few points holds the
-    fall itself, so the Gaussian tests see it late.
+    :func:`confirm_points`). The last two need a level of :data:`LEVEL_POINTS` rewards before the fall, the first
+    :data:`LEVEL_MIN_POINTS`; before that the Gaussian tests alone decide, and a reward that falls from its first
+    values is judged by a rank test for a downward trend since the run's start (:func:`start_trend_p`): a noise
+    estimate from those few points holds the fall itself, so the Gaussian tests see it late.
 
 Dev evidence for the constants
     In :mod:`.collapse`'s docstring (they were set together) and the design notes (2026-12-05).
@@ -33,6 +33,15 @@ Dev evidence for the constants
     logged point 3 → 14 of 55, missed 49 → 22, healthy runs with a failure status 2 → 2; restarts of the averaged
     healthy logs at every offset 20 → 23 collapse reports of 6,111 (the three on noisy SmolLM2 runs). The dev part as
     logged did not move (no run of it has such a grid).
+    LEVEL_MIN_POINTS (2026-12-07, fixed on the dev part and on the design seeds 1000–1029 of
+    ``bench/stress_one_prompt.py`` before the test part was scored with it): healthy one-prompt runs with an
+    Unsloth-like shaped reward stopped live 6 → 2 of 180 (four falls to the format-only baseline within the first
+    eleven points, after two or three right answers), on fresh seeds 3000–3029 5 → 2 of 180. The dev part replayed
+    live: statuses, collapse targets and live stops unchanged but for one 15-point bisection collapse (0.75, 0.56,
+    then 0: the Gaussian tests saw the fall at the 7th point, when the zeros before the window were the median;
+    reported 4 → 8 points after its halving, stopped at step 8 → 11). Restarting every healthy non-bisection dev log
+    at every offset (83,774 starts of 20 points), starts with a collapse report 336 → 279 (the public logs 10 → 6,
+    their surrogates 20 → 9, the project's runs 169 → 154).
 """
 from __future__ import annotations
 
@@ -45,6 +54,10 @@ from ...runs.noise import resolution_samples
 
 LEVEL_POINTS = 10
 """The rewards a 2-point halving is compared with: the last LEVEL_POINTS before it (:func:`confirm_points`)."""
+LEVEL_MIN_POINTS = 3
+"""Within the run's first LEVEL_POINTS rewards, the level a fall came from is the median of the rewards logged before
+its trailing window once there are at least this many (:func:`level_held`): the smallest median that is not a mean,
+as the start level m₃ and the short window's peak are (dev evidence in :mod:`.collapse`, 2026-12-07)."""
 LEVEL_MAX = 40
 """… and up to this many, from the first at or above the half line, when the run held its level that long
 (:func:`level_share`): ten rewards of a one-prompt reward that is low one step in three hold no low one time in
@@ -85,13 +98,15 @@ low; else the halving rule decides, one point later."""
 
 def level_held(y: np.ndarray, i: int, w: int, half: float) -> bool:
     """The run held a level above the half line before the fall at point ``i``: the median of the
-    :data:`LEVEL_POINTS` rewards before the trailing window (w points ending at i) lies at or above ``half``. A gain
-    made of two or three reward spikes of a one-prompt run, which sits at its baseline in between, is no level the
-    run held, and its end is no collapse. Within the first LEVEL_POINTS points of the run there is no level to hold
-    yet: a reward that falls from its first values (a learning rate too high from step 1) is judged by the other
-    tests alone."""
+    :data:`LEVEL_POINTS` rewards before the trailing window (w points ending at i), or of all of them within the
+    run's first LEVEL_POINTS points, lies at or above ``half``. A gain made of two or three reward spikes of a
+    one-prompt run, which sits at its baseline in between, is no level the run held, and its end is no collapse: nor
+    at the run's start (0.13, 0.15, 0.10, then three right answers 0.57, 0.57, 0.56, then 0.13 is its baseline
+    again). With fewer than :data:`LEVEL_MIN_POINTS` rewards before the window there is no level to hold yet: a
+    reward that falls from its first values (a learning rate too high from step 1) is judged by the other tests
+    alone."""
     before = y[max(0, i - w + 1 - LEVEL_POINTS): max(0, i - w + 1)]
-    return before.size < LEVEL_POINTS or float(np.median(before)) >= half
+    return before.size < LEVEL_MIN_POINTS or float(np.median(before)) >= half
 
 
 def rank_fall_p(y: np.ndarray, i: int, w: int, half: float = math.inf, start: int = 0) -> float:

@@ -329,6 +329,16 @@ def _stable_sentence(fit) -> str:
     return f"{fit.regime} (ζ = {zs}, {fit.law.replace('_', ' ')} law)"
 
 
+def _growth_holds(t: np.ndarray, y: np.ndarray, reward_bounds) -> bool:
+    """Step 6: a growth read by step 5a alone holds when the curve without its last :data:`HOLD_OUT_POINTS` points
+    reads ``unstable`` too, tested only for a success rate of few completions a step (:func:`few_prompts`; a
+    continuous reward or a grid of 32 or more accumulates evidence with its last point) and while that shorter curve
+    still has :data:`MIN_POINTS`."""
+    if t.size - HOLD_OUT_POINTS < MIN_POINTS or not few_prompts(resolution_samples(y)):
+        return True
+    return read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
+
+
 def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = None,
                   fits: dict[str, Any] | None = None, *, _hold_out: bool = True) -> DynamicsReading:
     """Read the reward curve ``(steps, reward)`` by the rule of the module docstring.
@@ -392,9 +402,8 @@ def read_dynamics(steps, reward, reward_bounds: tuple[float, float] | None = Non
     dep = _departure_test(t, y, best, sigma)
     ev.update(amp)
     ev.update(dep)
-    held = not amp["amplitude_grows"] or dep["leaves_plateau"] or not _hold_out or n - HOLD_OUT_POINTS < MIN_POINTS \
-        or not few_prompts(resolution_samples(y)) or \
-        read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
+    held = not amp["amplitude_grows"] or dep["leaves_plateau"] or not _hold_out or \
+        _growth_holds(t, y, reward_bounds)
     ev["amplitude_growth_holds"] = bool(held)
     if amp["amplitude_grows"] and not held:
         last = "reward" if HOLD_OUT_POINTS == 1 else f"{HOLD_OUT_POINTS} rewards"
