@@ -222,3 +222,45 @@ def test_a_falling_reward_is_never_plateaued_and_its_forecast_follows_the_fall()
     st = fit_run(RunLog("s", np.arange(1, 201), {"reward": flat}, "reward"), p1_laws=False)["status"]
     assert st["state"] == "plateaued" and "under the 10% of its gain a fall needs" in st["evidence"]
     assert st["evidence"].startswith("no material trend")           # not "no significant trend" at t ≪ −3
+
+
+def test_a_plateaued_run_s_plateau_agrees_with_the_level_it_sits_at():
+    """Under a PLATEAUED status the law's R∞ is shown only within PLATEAU_AGREE_Z standard errors of the mean of the
+    status' last points; a law that puts the plateau below where the run has sat for its last quarter (a verl run:
+    0.977 ± 0.002 under a level of 0.987) gives way to that level, and the note says by how much it missed."""
+    from types import SimpleNamespace
+
+    from rlvr_dynamics.doctor import pipeline as P
+
+    rng = np.random.default_rng(0)
+    reward = 0.987 + 0.003 * rng.standard_normal(100)
+    level, se, m = P._status_level(reward)
+    assert m == 25 and level == pytest.approx(np.mean(reward[-25:])) and se == pytest.approx(
+        np.std(reward[-25:], ddof=1) / 5)
+    plateaued, rising = SimpleNamespace(state="plateaued"), SimpleNamespace(state="rising")
+    law = {"value": 0.977, "sd": 0.002, "law": "overdamped", "status": "reliable", "note": None}
+    shown = P._agree_with_status(law, plateaued, reward)
+    z = (0.977 - level) / np.hypot(se, 0.002)
+    assert z < -P.PLATEAU_AGREE_Z
+    assert shown["from"] == "status" and shown["value"] == level and shown["sd"] == se
+    assert f"lies {abs(z):.1f} s.e. below it" in shown["note"] and "0.977 ± 0.002" in shown["note"]
+    near = {**law, "value": level + 0.5 * np.hypot(se, 0.002)}
+    assert P._agree_with_status(near, plateaued, reward) is near          # within the bound: the law's R∞
+    assert P._agree_with_status(law, rising, reward) is law               # a rising run heads to the law's R∞
+
+
+def test_a_real_plateau_below_its_level_reads_the_level_in_text_and_json():
+    """The public verl log whose overdamped law put R∞ 4.4 s.e. below its last quarter: text and JSON both give the
+    level of the status' last points."""
+    from rlvr_dynamics.paths import SHARED_DIR
+    from rlvr_dynamics.runs.logs import load_log
+
+    path = SHARED_DIR / "grpo_logs" / "verl_asyncrew_q7b_fsdp_off_ppl.csv"
+    if not path.exists():
+        pytest.skip("../shared/grpo_logs is not beside this clone")
+    report = fit_run(load_log(path), p1_laws=False)
+    assert report["status"]["state"] == "plateaued" and report["plateau"]["from"] == "status"
+    text = format_report(report)
+    line = next(x for x in text.splitlines() if "plateau R∞" in x)
+    assert f"{report['plateau']['value']:.5g}" in line and "s.e. below it" in line
+    assert json.loads(json.dumps(report, default=str))["plateau"]["value"] == report["plateau"]["value"]

@@ -89,9 +89,9 @@ field                                meaning                                    
                                      (a growing oscillation with evidence), 2 undetermined,
                                      3 noise only, 4 not read (collapsed or collapsing)
 ``dynamics/plateau``                 R∞ of the law read (the level the run is heading to);  reward  P1-C7
-                                     NaN (``_is_nan`` = 1) when not identified: noise
-                                     only, unstable, outside the plausible band, or the
-                                     curve still rising (< 80 % of its rise covered)
+                                     ``plateaued``: the last quarter's mean unless R∞
+                                     agrees within 2 s.e.; NaN (``_is_nan`` = 1) when
+                                     noise only, unstable, out of band or still rising
 ``dynamics/damping_ratio``           ζ of the law read (> 1 overdamped, 0–1 underdamped,    1       P1-C1, P1-C12
                                      < 0 growing: only with an ``unstable`` verdict)
 ``dynamics/r2``                      R² of the law read on the reward so far (compare       1       P1-C9
