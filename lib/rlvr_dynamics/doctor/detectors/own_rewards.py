@@ -57,7 +57,7 @@ LEVEL_POINTS = 10
 LEVEL_MIN_POINTS = 3
 """Within the run's first LEVEL_POINTS rewards, the level a fall came from is the median of the rewards logged before
 its trailing window once there are at least this many (:func:`level_held`): the smallest median that is not a mean,
-as the start level m₃ and the short window's peak are (dev evidence in :mod:`.collapse`, 2026-12-07)."""
+as the start level m₃ and the short window's peak are (dev evidence in this module's docstring, 2026-12-07)."""
 LEVEL_MAX = 40
 """… and up to this many, from the first at or above the half line, when the run held its level that long
 (:func:`level_share`): ten rewards of a one-prompt reward that is low one step in three hold no low one time in
