@@ -411,6 +411,10 @@ def test_a_one_prompt_shaped_reward_back_at_its_format_level_is_no_collapse(grou
     format learnt at step 150) that the live doctor stopped as collapsed when a confirmation read only the last ten
     rewards of the level: a fall to the format-only reward (about 1.45) two or three steps in a row after ten
     rewards that held none, from a level that visits it about one step in four."""
+    assert _stress_script().score("late", group, seed) == {"stop": False, "event": False, "act": False}
+
+
+def _stress_script():
     import importlib.util
 
     from rlvr_dynamics.paths import REPO_ROOT
@@ -418,7 +422,27 @@ def test_a_one_prompt_shaped_reward_back_at_its_format_level_is_no_collapse(grou
     spec = importlib.util.spec_from_file_location("stress", REPO_ROOT / "bench" / "stress_one_prompt.py")
     stress = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(stress)
-    assert stress.score("late", group, seed) == {"stop": False, "event": False, "act": False}
+    return stress
+
+
+def test_the_penalised_shaped_reward_pays_the_notebook_s_terms():
+    """The penalised reward of ``bench/stress_one_prompt.py`` (Unsloth's later notebooks): 3 + 3 × 0.5 + 5 + 3.5 = 13
+    for a formatted right answer, 3 + 1.5 − 2.5 − 1.5 = 0.5 for a formatted wrong one (5 when it is within 10 %),
+    −3 − 4.5 = −7.5 for an unformatted reply with no answer found (−7 or −2.5 when one is found)."""
+    stress = _stress_script()
+    rng = np.random.default_rng(0)
+    yes, no = np.ones(400, bool), np.zeros(400, bool)
+    assert set(stress.penalised_reward(rng, yes, yes, 1.0)) == {13.0}
+    assert set(stress.penalised_reward(rng, yes, no, 1.0)) == {0.5, 5.0}
+    assert set(stress.penalised_reward(rng, no, no, 0.0)) == {-7.5, -7.0, -2.5}
+
+
+@pytest.mark.parametrize("kind, group, seed", [("fast", 4, 5000), ("late", 8, 5001)])
+def test_a_one_prompt_run_with_the_penalised_reward_is_not_stopped(kind, group, seed):
+    """Healthy one-prompt runs with a reward from −7.5 to 13 a completion (no bounds in [0, 1], the floor from the
+    run): neither stopped live, nor with a collapse event, nor told to act (180 such runs, seeds 5000–5029: 2 stops,
+    0 act-now statuses; the module's docstring)."""
+    assert _stress_script().score(kind, group, seed, "penalised") == {"stop": False, "event": False, "act": False}
 
 
 def test_a_one_prompt_start_on_easy_prompts_is_no_fall_when_its_trend_is_tested_at_every_point():

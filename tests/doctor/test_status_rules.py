@@ -180,6 +180,19 @@ def test_the_length_cap_warns_alone_only_while_the_reward_is_not_rising():
         assert bool(warn[60:].any()) is warns
 
 
+def test_an_entropy_rise_is_shown_but_never_counted_toward_the_warning():
+    """Three leading signals at once warn whatever the reward; an entropy rise (or blow-up) is not one of them (it
+    crossed on 4 of 36 healthy real LLM logs, at any threshold up to 3×), so with two others it does not warn,
+    while a third counted signal does; beside a reward fall it is no leading signal either."""
+    n = 10
+    on, off = np.r_[np.zeros(5, bool), np.ones(5, bool)], np.zeros(n, bool)
+    two = dict(length_shift=on, kl_jump=on, entropy_rise=on, entropy_blowup=on, reward_fall=off)
+    assert not wr.warning_flags(two, n)[0].any()
+    assert wr.warning_flags(dict(two, zero_std_share=on), n)[0][5:].all()
+    assert not wr.warning_flags(dict(reward_fall=on, entropy_rise=on, entropy_blowup=on), n)[0].any()
+    assert wr.signal_role("entropy_rise") == wr.signal_role("entropy_blowup") == "not used by the warning (shown only)"
+
+
 def test_the_length_cap_share_of_eight_completions_is_read_against_its_noise():
     """1 prompt × 8 completions: a share swinging around 35 % (0 of 8 one step, 5 of 8 the next) is not completions
     running into the cap; the same share climbing from 5 % to 70 % is, and so is an exact share (a large batch)
