@@ -94,6 +94,19 @@ def test_shaped_terms_are_two_trl_reward_functions_summing_to_the_shaped_reward(
     assert sub_rewards(log) == (["rewards/reward_correct/mean"], ["rewards/reward_format/mean"])
 
 
+def test_penalised_terms_pay_and_penalise_like_the_later_notebooks():
+    """``penalised_terms``: a format term of ±1 and an answer term of 3 / −1.5 / −2 (right, wrong, none), two TRL
+    reward functions whose sum is :func:`score_penalised`; an untrained model's chatty wrong reply scores −2.5."""
+    fmt, ans = tasks.make_reward_functions("penalised_terms")
+    completions, answers = ["42", "41", "It is 42", "", "It is 7", "-3"], ["42"] * 5 + ["-3"]
+    kw = dict(prompts=["x"] * 6, completions=completions, answer=answers)
+    assert fmt(**kw) == [1.0, 1.0, -1.0, -1.0, -1.0, 1.0] and ans(**kw) == [3.0, -1.5, 3.0, -2.0, -1.5, 3.0]
+    total = [a + b for a, b in zip(fmt(**kw), ans(**kw))]
+    assert total == [tasks.score_penalised(c, a) for c, a in zip(completions, answers)] == [4.0, -0.5, 2.0, -3.0,
+                                                                                             -2.5, 4.0]
+    assert [f.__name__ for f in (fmt, ans)] == ["reward_format", "reward_correct"]
+
+
 @pytest.mark.parametrize("field,value", [
     ("num_generations", 1), ("learning_rate", 0.0), ("learning_rate", -1e-3), ("momentum", 1.0),
     ("loss_type", "ppo"), ("optimizer", "lion"), ("reward", "fuzzy"), ("model", ""), ("max_steps", 0),

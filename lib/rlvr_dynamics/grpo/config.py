@@ -106,8 +106,9 @@ class RunConfig:
     with a fixed ``answer_length``: the run generates exactly ``max_completion_length`` tokens (the cap must equal
     the length of ``answer_copies`` copies), so one warm start serves every response length of a P2 sweep."""
     reward: str = "exact"
-    """Training reward: ``exact``, ``last_number``, the gameable ``units_digit`` or the format-plus-correctness
-    ``shaped`` (:func:`~rlvr_dynamics.grpo.rewards.score_shaped`). Evaluation is always strict."""
+    """Training reward: ``exact``, ``last_number``, the gameable ``units_digit``, the format-plus-correctness
+    ``shaped`` (:func:`~rlvr_dynamics.grpo.rewards.score_shaped`, or its two terms ``shaped_terms``) or the
+    ``penalised_terms`` of :func:`~rlvr_dynamics.grpo.rewards.score_penalised`. Evaluation is always strict."""
     eval_reward: str = "exact"
     """Reward used for every evaluation (held-out and transfer): ``exact`` or ``last_number``."""
     prompt_style: str = "plain"

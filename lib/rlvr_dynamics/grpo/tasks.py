@@ -37,8 +37,8 @@ import numpy as np
 
 from .._checks import check_int
 from .rewards import (REWARDS, SHAPED_CORRECT, SHAPED_FORMAT, completion_text, make_reward_function,  # noqa: F401
-                      make_reward_functions, score_bare_integer, score_exact, score_last_number, score_shaped,
-                      score_units_digit, scorer)
+                      make_reward_functions, score_bare_integer, score_exact, score_last_number, score_penalised,
+                      score_shaped, score_units_digit, scorer)
 
 EVAL_FAMILIES = ("add_spaced", "add_short", "add_long", "sub", "add3", "rg_basic", "rg_chain_sum", "rg_gsm")
 """The eight evaluation families, nearest first."""
