@@ -46,7 +46,10 @@ it is neither a collapse nor a healthy run but a ``failure`` at its ``floor`` (t
 its floor), so a failure status on it is no false alarm and a healthy one no success. Since 2026-12-06 (sixth batch)
 ``noisy-smollm-2p-terms`` (``data/configs/grpo_noisy_smollm_2p_terms.yml``), the one-digit shaped reward as two
 logged terms at 2 prompts × 4 completions a step: a reward without known bounds at several prompts a step, near its
-ceiling.
+ceiling. Since 2026-12-07 ``noisy-smollm-penalised`` (``data/configs/grpo_noisy_smollm_penalised.yml``): one-digit
+sums at 1 prompt × 4 completions with the penalised reward of Unsloth's later notebooks (±1 for the format, 3 / −1.5 /
+−2 for a right, wrong or missing number), negative until the model answers; held-out accuracy 0.69 → 0.98, its reward
+−1.5 → 2 (right answers in prose: it never took the bare-number format), most groups without spread at the end.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
