@@ -26,7 +26,7 @@ ten points, where no level exists yet); ``act`` 0 of 180 either way. Measured 20
 tested from the run's first three rewards on (``LEVEL_MIN_POINTS``): stops 6 → 2 of 180 on seeds 1000–1029 (the
 rule was fixed on them), 5 → 2 of 180 on fresh seeds 3000–3029 (both left: a fall mid-run, judged by a level of
 ten or more rewards); ``act`` 0 of 180. The penalised reward, drawn once after the rules were fixed (seeds 5000–5029,
-groups of 4 and 8): stops 2 of 180 (two ``late`` runs at G = 4, three or four all-wrong prompts in a row soon
+groups of 4 and 8): stops 2 of 180 (two ``late`` runs at G = 4, two or three all-wrong prompts in a row soon
 after the format was learnt, 0.5 after a level near 7), collapse events 2, ``act`` 0 of 180.
 """
 from __future__ import annotations
