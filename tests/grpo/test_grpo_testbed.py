@@ -64,10 +64,21 @@ def test_added_fields_enter_the_hash_only_when_set():
     (dict(answer_copies=3), r"max_completion_length must be >= 11 \(answer_copies=3 copies of up to 3 characters"),
     (dict(gap_alignment_every=0), r"gap_alignment_every must be an integer in \[1,"),
     (dict(lora_rank=-1), r"lora_rank must be an integer in \[0, 1024\]"),
+    (dict(warmup_ratio=1.0), r"warmup_ratio must be in \[0.0, 1.0\)"),
 ])
 def test_new_fields_fail_clearly(kw, match):
     with pytest.raises(ValueError, match=match):
         RunConfig(**kw)
+
+
+def test_the_warmup_ratio_reaches_trl_as_a_share_of_the_steps(tmp_path):
+    """transformers 5 reads a float warmup_steps < 1 as the share of the steps (its warmup_ratio is gone)."""
+    pytest.importorskip("trl")
+    from rlvr_dynamics.grpo.runner import grpo_args
+
+    cfg = RunConfig(name="w", max_steps=300, lr_scheduler="cosine", warmup_ratio=0.1)
+    assert grpo_args(cfg, tmp_path, "cpu").get_warmup_steps(300) == 30
+    assert grpo_args(cfg.replace(warmup_ratio=0.0), tmp_path, "cpu").get_warmup_steps(300) == 0
 
 
 def test_repeated_answers_and_helpers():

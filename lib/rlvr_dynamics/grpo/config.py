@@ -56,6 +56,7 @@ ADDED_FIELD_DEFAULTS: dict[str, Any] = {
     "warm_start_steps": 2000, "gap_alignment_every": 1, "lora_rank": 0, "gap_alignment_fresh": 0,
     "gradient_checkpointing": True, "warm_start_per_copy": False, "warm_start_answer_copies": 0,
     "mixed_precision": "auto", "panel_size": 0, "panel_steps": DEFAULT_PANEL_STEPS, "panel_greedy": False,
+    "warmup_ratio": 0.0,
 }
 """Fields added after the first committed runs, with their defaults. A field at its default is left out of the run
 hash, so every committed run keeps its id (tests/grpo check this on every ``data/runs/*/config.json``); the
@@ -123,6 +124,9 @@ class RunConfig:
     """Step size η (constant unless ``lr_scheduler`` says otherwise)."""
     lr_scheduler: str = "constant"
     """transformers scheduler name (``constant``, ``linear``, ``cosine``)."""
+    warmup_ratio: float = 0.0
+    """Share of ``max_steps`` over which the learning rate rises linearly from 0 (TRL's ``warmup_ratio``; the
+    setting of TRL's and Unsloth's GRPO examples is 0.1 with ``cosine``), in [0, 1)."""
     optimizer: str = "adamw"
     """``adamw`` (momentum = β1) or ``sgd`` (heavy-ball momentum)."""
     momentum: float = 0.9
@@ -256,6 +260,7 @@ class RunConfig:
         float_in("learning_rate", 0.0, None, lo_open=True)
         if self.lr_scheduler not in ("constant", "linear", "cosine", "constant_with_warmup"):
             bad("lr_scheduler", "one of ('constant', 'linear', 'cosine', 'constant_with_warmup')")
+        float_in("warmup_ratio", 0.0, 1.0, hi_open=True)
         if self.optimizer not in OPTIMIZERS:
             bad("optimizer", f"one of {OPTIMIZERS}")
         float_in("momentum", 0.0, 1.0, hi_open=True)

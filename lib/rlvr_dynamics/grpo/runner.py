@@ -231,7 +231,7 @@ def grpo_args(cfg: RunConfig, output_dir: str | os.PathLike, device: str):
         num_iterations=cfg.num_iterations, num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=1.0, top_k=0,
         gradient_checkpointing=cfg.gradient_checkpointing,
-        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=0,
+        learning_rate=cfg.learning_rate, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # <1: ratio
         optim="adamw_torch" if cfg.optimizer == "adamw" else "sgd", adam_beta1=cfg.momentum,
         adam_beta2=cfg.adam_beta2, optim_args=f"momentum={cfg.momentum}" if cfg.optimizer == "sgd" else None,
         weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm, loss_type=cfg.loss_type,
