@@ -8,6 +8,8 @@ import re
 import struct
 from pathlib import Path
 
+from ._cut_short import cut_record_note, without_cut_last_line
+
 
 class _Rows(list):
     """Rows (dicts) with the source line of each (None where there is no line)."""
@@ -58,6 +60,12 @@ def _verl_records(text: str):
             prev = lines[i]
             i += 1
         yield start, joined
+
+
+def is_verl_record(line: str) -> bool:
+    """Whether a console line carries a verl record or a wrapped piece of one (a ``step:N - …`` line, or only
+    ``key:value`` fragments and separators): a tqdm bar or other output does not."""
+    return bool(_VERL_STEP.search(line) or (":" in line and _VERL_CONTINUATION.fullmatch(line)))
 
 
 def _rows_from_console(path: Path, text: str) -> _Rows:
@@ -207,9 +215,9 @@ def wandb_run_file(folder: Path) -> Path | None:
 _MLFLOW_LINE = re.compile(r"^\s*-?\d+\s+\S+\s+-?\d+\s*$")
 
 
-def _mlflow_metric_rows(path: Path, name: str) -> _Rows:
+def _mlflow_metric_rows(path: Path, name: str, notes: list[str]) -> _Rows:
     rows, lines = [], []
-    text = _read_text(path)
+    text = without_cut_last_line(path, _read_text(path), lambda ln: True, notes)   # MLflow ends every line it writes
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -221,14 +229,14 @@ def _mlflow_metric_rows(path: Path, name: str) -> _Rows:
     return _Rows(rows, lines)
 
 
-def _rows_from_mlflow(folder: Path) -> _Rows:
+def _rows_from_mlflow(folder: Path, notes: list[str]) -> _Rows:
     metrics = folder / "metrics" if (folder / "metrics").is_dir() else folder
     files = sorted(p for p in metrics.rglob("*") if p.is_file())
     if not files:
         raise ValueError(f"{folder}: an MLflow metrics folder without metric files")
     out = _Rows()
     for f in files:
-        part = _mlflow_metric_rows(f, f.relative_to(metrics).as_posix())
+        part = _mlflow_metric_rows(f, f.relative_to(metrics).as_posix(), notes)
         out.extend(part)
         out.lines.extend([None] * len(part))
     return out
@@ -294,16 +302,18 @@ def _tensor_scalar(buf: bytes) -> float | None:
     return None
 
 
-def _rows_from_tfevents(path: Path) -> _Rows:
+def _rows_from_tfevents(path: Path, notes: list[str] | None = None) -> _Rows:
+    """The scalar rows of an event file; one that ends inside its last record (:mod:`._cut_short`) is read to the
+    record before, with a note in ``notes``."""
     data = path.read_bytes()
     rows, i, rec = _Rows(), 0, 0
     while i < len(data):
-        if i + 12 > len(data):
-            raise ValueError(f"{path}: truncated TensorBoard record {rec + 1} (byte {i})")
-        (n,) = struct.unpack("<Q", data[i:i + 8])
+        header_cut = i + 12 > len(data)
+        (n,) = (0,) if header_cut else struct.unpack("<Q", data[i:i + 8])
         body = data[i + 12:i + 12 + n]
-        if len(body) != n:
-            raise ValueError(f"{path}: truncated TensorBoard record {rec + 1} (byte {i})")
+        if header_cut or len(body) != n:
+            (notes if notes is not None else []).append(cut_record_note(path, rec + 1, i, len(data)))
+            break
         i += 12 + n + 4
         rec += 1
         step, values = None, {}

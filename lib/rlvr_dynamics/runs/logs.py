@@ -28,8 +28,12 @@ signal. Missing values become NaN in the series; NaN, infinite and text reward c
 :attr:`RunLog.read_notes`, and so are gaps in the logged steps and values of other columns beyond
 ±:data:`VALUE_LIMIT` (read as infinite).
 
+A log that ends inside its last record (a run still writing it, or killed while writing it: a JSON Lines, CSV,
+console or MLflow line without its line end, a TensorBoard record shorter than its header says) is read to the
+record before, with a read note (:mod:`._cut_short`).
+
 Errors (ValueError, one line, naming the file and the line where there is one): missing or empty file, not UTF-8,
-malformed or cut-short JSON / CSV, no step column, a non-integer step, a repeated step whose rows disagree on a value
+malformed JSON / CSV (a cut-short JSON document such as a ``trainer_state.json`` included), no step column, a non-integer step, a repeated step whose rows disagree on a value
 (rows of the same step with disjoint columns, such as TRL's training and evaluation entries, are merged), no reward
 column, a reward column without a finite value, or fewer than ``min_points`` logged rewards (naming the cells
 dropped on the way: NaN, infinite, non-numeric, or beyond ±:data:`REWARD_LIMIT`, which are read as missing with a
@@ -49,9 +53,10 @@ import numpy as np
 from ..grpo.fields import is_callback_field
 
 from ._checkpoints import current_states, mtime
+from ._cut_short import without_cut_last_line
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
-                           is_trl_console, rows_from_wandb_file, wandb_run_file)
+                           is_trl_console, is_verl_record, rows_from_wandb_file, wandb_run_file)
 from ._reward import (REWARD_LIMIT, VALUE_LIMIT, beyond_limit_rewards, constant_reward_note, find_reward_column,
                       overflowing_cells)
 from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, resumed_table, segment_note,
@@ -158,9 +163,13 @@ def _rows_from_jsonl(path: Path, text: str) -> _Rows:
     return _Rows(rows, lines)
 
 
-def _rows_from_csv(path: Path, text: str) -> _Rows:
+def _rows_from_csv(path: Path, text: str, notes: list[str]) -> _Rows:
     first = text.split("\n", 1)[0]
     delimiter = "\t" if first.count("\t") > first.count(",") else ","
+
+    def fields(line: str) -> int:
+        return len(next(csv.reader([line], delimiter=delimiter), []))
+    text = without_cut_last_line(path, text, lambda ln: fields(ln) < fields(first), notes)
     try:
         reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
         header = next(reader, None)
@@ -221,9 +230,11 @@ def _json_document_error(path: Path, text: str, exc: json.JSONDecodeError) -> Va
 
 
 def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
-    """The rows of one file (any format of the module docstring); ``notes`` gets what the reader inferred."""
+    """The rows of one file (any format of the module docstring); ``notes`` gets what the reader inferred and the
+    record left out of a log that ends inside it (:mod:`._cut_short`)."""
+    notes = [] if notes is None else notes
     if _is_tfevents(path):
-        return _rows_from_tfevents(path)
+        return _rows_from_tfevents(path, notes)
     if path.suffix == ".wandb":
         return rows_from_wandb_file(path)
     text = _read_text(path)
@@ -232,12 +243,12 @@ def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
         raise ValueError(f"{path}: the file is empty")
     if "\x00" in text:
         raise ValueError(f"{path}: binary content (NUL bytes); expected a text log")
+    if stripped.startswith("{'"):                     # a printed Python dict (TRL console), never JSON
+        rows, inferred = _rows_from_trl_console(path, text)
+        if rows:
+            notes.extend(inferred)
+            return rows
     if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped):
-        if stripped.startswith("{'"):
-            rows, inferred = _rows_from_trl_console(path, text)
-            if rows:
-                (notes if notes is not None else []).extend(inferred)
-                return rows
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
@@ -260,17 +271,17 @@ def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
                                  "run's trainer_state.json, metrics.csv, event files or its output folder")
             return _rows_from_jsonl(path, stripped)
     if stripped.startswith("{"):
-        return _rows_from_jsonl(path, text)
+        return _rows_from_jsonl(path, without_cut_last_line(path, text, lambda ln: not _is_json_object(ln), notes))
     lines = [ln for ln in stripped.splitlines() if ln.strip()]
-    if lines and all(_MLFLOW_LINE.match(ln) for ln in lines[:50]):
-        return _mlflow_metric_rows(path, path.name)
+    if lines and all(_MLFLOW_LINE.match(ln) for ln in (lines[:-1] or lines)[:50]):
+        return _mlflow_metric_rows(path, path.name, notes)
     if any(_VERL_STEP.search(ln) for ln in lines[:200]):
-        return _rows_from_console(path, text)
+        return _rows_from_console(path, without_cut_last_line(path, text, is_verl_record, notes))
     if is_trl_console(text):
         rows, inferred = _rows_from_trl_console(path, text)
-        (notes if notes is not None else []).extend(inferred)
+        notes.extend(inferred)
         return rows
-    return _rows_from_csv(path, text)
+    return _rows_from_csv(path, text, notes)
 
 
 def _is_json_object(line: str) -> bool:
@@ -336,9 +347,9 @@ def resolved_source(path: str | Path) -> Path:
 
 def _source_rows(src: Path, kind: str, notes: list[str]) -> _Rows:
     if kind == "tfevents":
-        return _rows_from_tfevents(src)
+        return _rows_from_tfevents(src, notes)
     if kind == "mlflow":
-        return _rows_from_mlflow(src)
+        return _rows_from_mlflow(src, notes)
     return _read_rows(src, notes)
 
 
