@@ -298,3 +298,26 @@ def test_a_page_whose_own_row_differs_from_the_headline_leads_with_its_own_verdi
     same = lead_sentence("P1-C8", overall, {**row, "verdict": "PASS"}, "nb")
     assert "over every page that tests it; on this page (testbed)" in same
     assert "over every page that tests it, judged" in lead_sentence("P1-C8", overall, None, "nb")
+
+
+def test_the_toc_puts_results_then_the_readers_own_runs_then_explore_and_rerun(tmp_path):
+    """Every hand-written page but the landing and part pages is in exactly one part after the papers', in reading
+    order: results, then what a practitioner does with them, then the explorer, reruns and downloads."""
+    import yaml
+
+    from rlvr_dynamics.book import registry, site_pages
+
+    book = tmp_path / "book"
+    book.mkdir()
+    for page in site_pages.STATIC_PAGES:
+        (book / f"{page}.md").parent.mkdir(parents=True, exist_ok=True)
+        (book / f"{page}.md").write_text(f"# {page}\n")
+    toc = yaml.safe_load(site_pages.write_toc(book, registry.load_registry()).read_text())
+    captions = [p["caption"] for p in toc["parts"]]
+    assert captions[2:] == ["Results", "Your own GRPO runs", "Explore and rerun"], captions
+    files = {p["caption"]: [c["file"] for c in p["chapters"]] for p in toc["parts"][2:]}
+    assert files["Results"][0] == "scorecard" and files["Your own GRPO runs"][:3] == [
+        "_generated/practice", "own-runs", "diagnose"]
+    placed = [f for fs in files.values() for f in fs]
+    assert len(placed) == len(set(placed))
+    assert set(site_pages.STATIC_PAGES) - {"intro", "p1/index", "p2/index"} <= set(placed)
