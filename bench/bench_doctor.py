@@ -140,7 +140,7 @@ def targets_table(fbench, sbench, rbench, dbench, speed_rows, fail: dict | None 
                   f"| collapsed runs with a healthy status (0), {label} | "
                   f"{frac(t['collapsed_with_healthy_status'], t['collapse_runs'])} | | | "
                   f"{_yes(t['collapsed_with_healthy_status'] == 0)} |",
-                  f"| healthy runs with a failure status (≤ 5 %), {label} | "
+                  f"| healthy runs with an act-now status (≤ 5 %), {label} | "
                   f"{frac(t['healthy_with_failure_status'], h)} | raw halving fires on {frac(naive['healthy_fired'], h)}"
                   f" | earlier rule {frac(legacy['healthy_fired'], h)} | "
                   f"{_yes(h and t['healthy_with_failure_status'] / h <= 0.05)} |"]

@@ -19,14 +19,14 @@ Protocol (DESIGN.md, "Judging the run tools", and issue 29's targets), fixed bef
 * **Warned ahead**: the collapse warning (``collapsing``) fires within the :data:`LOOKBACK` logged points before
   the halving, at least one point before it.
 * **Status**: the final status of every run; a collapsed run must never get a healthy status (``rising``,
-  ``plateaued``), a healthy run should not get a failure status.
+  ``plateaued``), a healthy run should not get an act-now status (a failure state: :data:`FAILURE_STATES`).
 * **What the training reward did** (a breakdown, not a target; added 2026-12-06 after the fourteenth scoring): every
   run is also read by the corpus' hindsight rule on its whole training reward
   (:func:`~.corpus_run.hindsight_collapse`, the rule that labels the project runs without ``eval.json``), and the
   targets are repeated per source and that reading. The bisection trials and the project runs are labelled by their
   held-out accuracy, which the doctor never reads: a held-out collapse whose training reward holds is one no rule
   on the logged reward can report, and a healthy trial whose training reward halves is one the doctor should report
-  (its contract: only what the reward did sets a failure status).
+  (its contract: only what the reward did sets an act-now status).
 * **Precursor table**: per signal, on the collapsing runs that log it, whether it crossed within :data:`LOOKBACK`
   points before the halving, how many points ahead, and its false-alarm rate (any crossing) on healthy runs.
 """
@@ -219,7 +219,7 @@ def format_summary(s: dict[str, Any], title: str = "") -> str:
              f"| warned at least one logged point ahead | {pct(s['warned_ahead'], s['collapses'])} | ≥ 50 % |",
              f"| collapsed runs with a healthy status | {pct(s['collapsed_with_healthy_status'], s['collapse_runs'])} "
              "| 0 |",
-             f"| healthy runs with a failure status | {pct(s['healthy_with_failure_status'], s['healthy'])} | ≤ 5 % |",
+             f"| healthy runs with an act-now status | {pct(s['healthy_with_failure_status'], s['healthy'])} | ≤ 5 % |",
              "| healthy runs with a collapse reported (transient) | "
              f"{pct(s['healthy_collapse_reported'], s['healthy'])} | ≤ 10 % |",
              f"| healthy runs with a collapse warning | {pct(s['healthy_warned'], s['healthy'])} | ≤ 10 % |"]
@@ -247,7 +247,7 @@ def format_by_source(rows: list[dict[str, Any]], key: str = "source") -> str:
         return f"{a}/{b}" + (f" ({100 * a / b:.0f} %)" if b else "") if b else "–"
 
     lines = [f"| {key.replace('_', ' ')} | collapses (median points logged) | reported within one point | missed | median latency "
-             "(points) | warned ahead | collapsed runs read healthy | healthy runs with a failure status | healthy "
+             "(points) | warned ahead | collapsed runs read healthy | healthy runs with an act-now status | healthy "
              "runs whose training reward halves (the halving rule above) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -191,6 +191,8 @@ def test_an_entropy_rise_is_shown_but_never_counted_toward_the_warning():
     assert wr.warning_flags(dict(two, zero_std_share=on), n)[0][5:].all()
     assert not wr.warning_flags(dict(reward_fall=on, entropy_rise=on, entropy_blowup=on), n)[0].any()
     assert wr.signal_role("entropy_rise") == wr.signal_role("entropy_blowup") == "not used by the warning (shown only)"
+    # and a warning names only what counted toward it
+    assert wr.signals_on(dict(two, zero_std_share=on), 7) == ["length_shift", "kl_jump", "zero_std_share"]
 
 
 def test_the_length_cap_share_of_eight_completions_is_read_against_its_noise():

@@ -16,10 +16,10 @@ def test_the_docstring_table_lists_the_code_vocabulary_in_its_order_of_precedenc
     assert all(len(when) > 15 for _, when in rows)
 
 
-def test_the_docstring_names_the_failure_states_of_the_code():
+def test_the_docstring_names_the_act_now_states_of_the_code():
     doc = status.__doc__
     sentence = doc[doc.index("=\n\n", doc.index("Vocabulary")):]
-    sentence = sentence[: sentence.index("*failure* states")]
+    sentence = sentence[: sentence.index("*act-now* states")]
     assert tuple(re.findall(r"``([^`]+)``", sentence)) == status.FAILURE_STATES
 
 

@@ -42,8 +42,8 @@ Vocabulary, in order of precedence (the first that applies is the status):
                        as they were
 =====================  ==========================================================================================
 
-``diverged``, ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are *failure* states
-(:data:`FAILURE_STATES`), each with one sentence of what to do (:data:`ACTIONS`).
+``diverged``, ``collapsed``, ``collapsing``, ``degenerate groups``, ``hacking suspected`` and ``unstable`` are the
+*act-now* states, the failures (:data:`FAILURE_STATES`), each with one sentence of what to do (:data:`ACTIONS`).
 
 A collapse warning that the reward does not confirm (a precursor alone: length, entropy, KL, gradient norm, the
 share of zero-std groups) never sets a failure state: it is attached to the status as its ``warning``, with the
@@ -426,16 +426,16 @@ def _markdown_cell(text: str) -> str:
 
 
 def status_table() -> str:
-    """The vocabulary as a Markdown table (precedence, state, failure or not, the live ``dynamics/status`` code,
+    """The vocabulary as a Markdown table (precedence, state, act now or not, the live ``dynamics/status`` code,
     when), from :func:`status_rows` and :data:`FAILURE_STATES`."""
     out = ["<!-- generated from the docstring of rlvr_dynamics.doctor.status by status.write_status_table(); "
            "do not edit -->", "",
-           "| precedence | state | failure | `dynamics/status` | when |",
+           "| precedence | state | act now | `dynamics/status` | when |",
            "|---:|---|---|---:|---|"]
     for k, (state, when) in enumerate(status_rows(), start=1):
-        failure = "**yes**" if state in FAILURE_STATES else "no"
+        act_now = "**yes**" if state in FAILURE_STATES else "no"
         code = STATES.index(state) if state in STATES else "?"
-        out.append(f"| {k} | `{state}` | {failure} | {code} | {_markdown_cell(when)} |")
+        out.append(f"| {k} | `{state}` | {act_now} | {code} | {_markdown_cell(when)} |")
     return "\n".join(out) + "\n"
 
 

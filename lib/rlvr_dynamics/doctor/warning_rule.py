@@ -77,6 +77,8 @@ def signal_role(name: str) -> str:
 
 
 def signals_on(cross: dict[str, np.ndarray], i: int) -> list[str]:
-    """The precursors that crossed within the last :data:`WARNING_WINDOW` points before row ``i`` (inclusive)."""
+    """The precursors the warning uses that crossed within the last :data:`WARNING_WINDOW` points before row ``i``
+    (inclusive): what a warning or a collapse names as its signals (the :data:`SHOWN_ONLY` ones are not among them,
+    as they do not count toward it; the report's precursor crossings still show them)."""
     lo = max(0, i - WARNING_WINDOW + 1)
-    return [k for k, v in cross.items() if k != RISING and bool(np.any(v[lo: i + 1]))]
+    return [k for k, v in cross.items() if k != RISING and k not in SHOWN_ONLY and bool(np.any(v[lo: i + 1]))]
