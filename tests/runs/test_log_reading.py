@@ -506,6 +506,26 @@ def test_tensorboard_only_folder_with_trls_reward_names(resumed_run, capsys, tmp
     assert f"reward column 'train/{func}'" in text
 
 
+def test_a_killed_calls_event_file_cut_inside_its_last_record_still_reads(resumed_run, capsys, tmp_path):
+    """A run killed while TensorBoard wrote its last record (event files only, as a run without checkpoints leaves
+    them): before, "truncated TensorBoard record" refused the whole folder. Now the record before is read and the note
+    names the file (TRL writes each logged value as its own record: the cut one is the last of the run)."""
+    out, truth = resumed_run["out"], resumed_run["truth"]
+    tb = tmp_path / "tb-cut"
+    shutil.copytree(out / "runs", tb / "runs")
+    newest = _events(tb)[-1]
+    newest.write_bytes(newest.read_bytes()[:-5])
+    shutil.copytree(out / "runs", tmp_path / "tb-whole" / "runs")
+    whole = load_log(tmp_path / "tb-whole")
+    log = load_log(tb)
+    assert list(log.steps) == list(whole.steps) == list(range(1, MAX_STEPS + 1))
+    assert not any("cut short" in n for n in whole.read_notes)
+    np.testing.assert_allclose(log.reward, [truth[s]["reward"] for s in log.steps], rtol=1e-6)
+    assert any(newest.name in n and "cut short" in n for n in log.read_notes), log.read_notes
+    rc, text, err = _cli(capsys, tb)
+    assert rc == 0 and "cut short" in text, (text, err)
+
+
 def test_trl_console_output_is_read_as_a_log(resumed_run, capsys):
     """The first call's console output (stdout and stderr in one file, as a SLURM ``.out``: the dicts transformers
     prints, warnings between them): steps 1–3 as the trainer logged them, values as printed (4 significant
