@@ -88,6 +88,11 @@ def test_only_per_function_rewards_name_their_sum(tmp_path):
     with pytest.raises(ValueError) as err:
         load_log(p)
     assert "per-function" not in str(err.value)
+    # a TRL log whose total is empty at every step (a custom trainer that logs only the terms) says the same
+    p.write_text("step,reward,train/rewards/format/mean,train/rewards/correct/mean\n1,,0.5,0.1\n2,,0.5,0.3\n")
+    with pytest.raises(ValueError, match=r"reward column 'reward' has no finite value \(every cell is empty\).*"
+                                         r"per-function rewards \['train/rewards/correct/mean', "):
+        load_log(p)
 
 
 @pytest.mark.skipif(not SHARED_LOGS.exists(), reason="../shared/grpo_logs is not beside this clone")

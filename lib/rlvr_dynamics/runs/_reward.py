@@ -41,7 +41,7 @@ def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_co
     def empty(name: str) -> ValueError:
         why = "; ".join(describe_bad_cells(name, table.bad.get(name, {}))) or "every cell is empty"
         return ValueError(f"{path}: reward column {name!r} has no finite value ({why}); columns found: "
-                          f"{sorted(keys)}; {_choices(series, '(--reward-column) ')}")
+                          f"{sorted(keys)}; {_choices(series, '(--reward-column) ')}" + _per_function_hint(series))
 
     if reward_column is not None:
         for name in _aliases(reward_column):
@@ -59,11 +59,15 @@ def find_reward_column(table: StepTable, series: dict, keys: set[str], reward_co
             raise empty(lower[c])
     if single_metric is not None and single_metric in series:
         return single_metric          # a one-metric export (TensorBoard UI), named after its file
-    per_function = sorted(k for k in series if k.startswith("rewards/") and k.endswith("/mean"))
-    hint = (f" (TRL's per-function rewards {per_function} are there: the training reward is their sum, weighted by "
-            "reward_weights, 1 each by default; one of them alone is one term of it)") if per_function else ""
     raise ValueError(f"{path}: no reward column among {list(candidates)}; {_choices(series, '(--reward-column) ')}"
-                     + hint)
+                     + _per_function_hint(series))
+
+
+def _per_function_hint(series: dict) -> str:
+    """What TRL's per-function reward columns are, where the log has them: terms of the training reward."""
+    per_function = sorted(k for k in series if k.startswith(("rewards/", "train/rewards/")) and k.endswith("/mean"))
+    return (f" (TRL's per-function rewards {per_function} are there: the training reward is their sum, weighted by "
+            "reward_weights, 1 each by default; one of them alone is one term of it)") if per_function else ""
 
 
 def _choices(series: dict, flag: str = "") -> str:
