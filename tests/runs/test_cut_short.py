@@ -117,12 +117,3 @@ def test_fit_on_a_cut_log_reports_the_run_and_says_what_it_left_out(tmp_path, ca
     report = json.loads(capsys.readouterr().out)
     notes = json.dumps(report)
     assert "log.jsonl: its last line, line 40" in notes and "cut short" in notes
-
-
-def test_a_trl_console_log_of_printed_dicts_only_is_read(tmp_path):
-    """``disable_tqdm=True`` leaves only the printed dicts, one per line: before, the first '{' read as JSON Lines."""
-    p = tmp_path / "train.out"
-    p.write_text("".join(str({"loss": 0.1, "reward": _reward(s), "epoch": s / 100}) + "\n" for s in STEPS))
-    log = load_log(p)
-    np.testing.assert_array_equal(log.steps, list(STEPS))
-    assert log.reward[-1] == pytest.approx(_reward(40))

@@ -312,6 +312,31 @@ def test_slurm_out_with_tqdm_noise_and_logging_every_10_steps(tmp_path, capsys):
     assert "read: steps inferred" in text
 
 
+def test_a_trl_console_log_of_printed_dicts_only_is_read(tmp_path):
+    """``disable_tqdm=True`` leaves only the printed dicts, one per line: before, the first '{' read as JSON Lines."""
+    p = tmp_path / "train.out"
+    p.write_text("".join(str({"loss": 0.1, "reward": 0.2 + 0.01 * s, "epoch": s / 100}) + "\n" for s in range(1, 41)))
+    log = load_log(p)
+    np.testing.assert_array_equal(log.steps, list(range(1, 41)))
+    assert log.reward[-1] == pytest.approx(0.6)
+
+
+def test_printed_dicts_with_numpy_and_torch_numbers_keep_their_rows(tmp_path):
+    """A callback that logs a metric without ``.item()`` prints ``np.float32(0.25)`` or ``tensor(0.01,
+    device='cuda:0')`` inside the dict: before, the dict was no Python literal and its step's reward was lost."""
+    lines = [f"{{'loss': '0.1', 'reward': '{0.2 + 0.01 * s:.2f}', 'custom': np.float32({s / 4}), "
+             f"'kl': tensor({s / 100}, device='cuda:0'), 'nan_metric': np.float64(nan), 'epoch': '{s / 100}'}}"
+             for s in range(1, 21)]
+    p = tmp_path / "slurm-8.out"
+    p.write_text("Training...\n" + "\n".join(lines) + "\n")
+    log = load_log(p)
+    np.testing.assert_array_equal(log.steps, list(range(1, 21)))
+    np.testing.assert_allclose(log.reward, [0.2 + 0.01 * s for s in range(1, 21)])
+    np.testing.assert_allclose(log.series["custom"], [s / 4 for s in range(1, 21)])
+    np.testing.assert_allclose(log.series["kl"], [s / 100 for s in range(1, 21)])
+    assert "nan_metric" not in log.series
+
+
 def test_verl_console_log_wrapped_over_several_lines(tmp_path):
     """verl's console logger writes one long line per step; a terminal or a job scheduler wraps it at 80 columns,
     cutting inside keys and values. Each step is joined back whole, among other output."""

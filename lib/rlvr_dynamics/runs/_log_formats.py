@@ -97,14 +97,25 @@ def is_trl_console(text: str) -> bool:
                for m in _TRL_DICT.finditer(text[:2_000_000]))
 
 
+_NUMBER_REPR = re.compile(r"\b(?:(?:np|numpy|torch)\.)?(?:float(?:16|32|64)|int(?:32|64)|tensor|array)\(\s*\[?\s*"
+                          r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf)\s*\]?(?:,[^()]*)?\)")
+"""A number printed as NumPy 2 or torch print it (``np.float32(0.25)``, ``tensor(0.01, device='cuda:0')``): a metric
+a callback logged without ``.item()``; its first argument is the value."""
+
+
 def _dict_row(text: str) -> dict | None:
+    """A printed log dict; one that holds NumPy or torch number reprs (:data:`_NUMBER_REPR`) is read with their
+    values (before, such a dict was not a row, and the reward of its step was lost)."""
     import ast
 
-    try:
-        obj = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) and all(isinstance(k, str) for k in obj) else None
+    for attempt in (text, _NUMBER_REPR.sub(lambda m: m.group(1) if m.group(1)[-1].isdigit() else repr(m.group(1)),
+                                           text)):
+        try:
+            obj = ast.literal_eval(attempt)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        return obj if isinstance(obj, dict) and all(isinstance(k, str) for k in obj) else None
+    return None
 
 
 def _rows_from_trl_console(path: Path, text: str) -> tuple[_Rows, list[str]]:
