@@ -50,6 +50,9 @@ ceiling. Since 2026-12-07 ``noisy-smollm-penalised`` (``data/configs/grpo_noisy_
 sums at 1 prompt × 4 completions with the penalised reward of Unsloth's later notebooks (±1 for the format, 3 / −1.5 /
 −2 for a right, wrong or missing number), negative until the model answers; held-out accuracy 0.69 → 0.98, its reward
 −1.5 → 2 (right answers in prose: it never took the bare-number format), most groups without spread at the end.
+Since 2026-12-07 ``noisy-smollm-cosine`` (``data/configs/grpo_noisy_smollm_cosine.yml``): two-digit sums at 1 prompt ×
+8 completions under the schedule of TRL's and Unsloth's GRPO examples (10 % linear warmup to 2e-5, then cosine to
+0); held-out accuracy 0.20 → 0.28, its training reward at 0–0.75 a step throughout.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
