@@ -264,3 +264,32 @@ def test_a_real_plateau_below_its_level_reads_the_level_in_text_and_json():
     line = next(x for x in text.splitlines() if "plateau R∞" in x)
     assert f"{report['plateau']['value']:.5g}" in line and "s.e. below it" in line
     assert json.loads(json.dumps(report, default=str))["plateau"]["value"] == report["plateau"]["value"]
+
+
+def test_a_noise_only_curve_reads_no_law_in_the_text_the_page_and_the_live_fields():
+    """Before: `fit --details` said "no law can be read from this curve", then "law read: oscillatory (reliable);
+    ζ=0.07" with the law starred, and the live doctor logged that ζ (a one-prompt SmolLM2 run under a cosine
+    schedule, noise ceiling ≤ 0). The text now shows the statuses as the HTML page does, and the live fields leave the
+    law and its ζ out, as they leave out the stability margin."""
+    from rlvr_dynamics.doctor.live import RunDoctor
+
+    rng = np.random.default_rng(7)
+    n = 300
+    reward = (rng.random((n, 8)) < 0.2).mean(axis=1)                 # one prompt × 8 at 20 %: noise only
+    steps = np.arange(1, n + 1)
+    log = RunLog("noisy", steps, {"reward": reward}, "reward")
+    report = fit_run(log, p1_laws=False)
+    assert report["dynamics"]["verdict"] == "noise only"
+    text = format_report(report)
+    laws = [ln for ln in text.splitlines() if ln.startswith("   ") and "R²=" in ln and "ceiling" in ln]
+    assert laws and not any(ln.startswith("   *") for ln in laws), laws
+    assert "law read: none (not read: noise only)" in text and "ζ=" not in text.split("  reading:")[1].split("\n")[1]
+    assert "but not the law read" not in text
+    doctor = RunDoctor(every=n)
+    out = {}
+    for s, r in zip(steps, reward):
+        out = doctor.update(int(s), {"reward": float(r)}) or out
+    assert out["dynamics/verdict"] == 3.0                     # noise only
+    assert np.isnan(out["dynamics/damping_ratio"]) and out["dynamics/damping_ratio_is_nan"] == 1.0
+    assert np.isnan(out["dynamics/law"]) and out["dynamics/reliable"] == 0.0
+    assert np.isfinite(out["dynamics/r2"])

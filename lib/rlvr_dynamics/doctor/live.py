@@ -64,8 +64,7 @@ dated at the report that makes them. ``bench/doctor_eval`` measures it on the co
 
 **Output fields** (every report has every key below, except ``stability_margin`` without ``refresh_interval``; the
 fit fields of a run that is not read (collapsed, collapsing, diverged) or that no law fits are NaN, so a dead run
-never shows the last plateau it had; an undefined value is logged as NaN and an infinite one as ±inf,
-which trackers draw as gaps — never a stand-in number):
+never shows the last plateau it had; an undefined value is NaN and an infinite one ±inf, never a stand-in number):
 
 ===================================  =====================================================  ======  =============
 field                                meaning                                                unit    claim
@@ -93,11 +92,12 @@ field                                meaning                                    
                                      agrees within 2 s.e.; NaN (``_is_nan`` = 1) when
                                      noise only, unstable, out of band or still rising
 ``dynamics/damping_ratio``           ζ of the law read (> 1 overdamped, 0–1 underdamped,    1       P1-C1, P1-C12
-                                     < 0 growing: only with an ``unstable`` verdict)
-``dynamics/r2``                      R² of the law read on the reward so far (compare       1       P1-C9
-                                     ``dynamics/noise_ceiling``)
-``dynamics/law``                     the law read: index in ``response_laws.LAW_NAMES`` (0  index   P1-C7, P1-C8
-                                     single exponential, 1 overdamped, 2 oscillatory)
+                                     < 0 growing: only if ``unstable``); NaN: noise only
+``dynamics/r2``                      R² of the law (the best fit when noise only) on the    1       P1-C9
+                                     reward so far (compare ``dynamics/noise_ceiling``)
+``dynamics/law``                     the law read, NaN when noise only: index in            index   P1-C7, P1-C8
+                                     ``response_laws.LAW_NAMES`` (0 single exponential, 1
+                                     overdamped, 2 oscillatory)
 ``dynamics/reliable``                1 if the law read is ``reliable`` (time scales         0/1     P1-C9
                                      resolved, no parameter at a bound) and the verdict is
                                      stable or unstable, else 0
@@ -378,9 +378,9 @@ class RunDoctor:
         else:
             plateau = (rep.get("plateau") or {}).get("value")
             _emit(out, "plateau", math.nan if plateau is None else plateau)
-            _emit(out, "damping_ratio", math.nan if reading["damping_ratio"] is None else reading["damping_ratio"])
+            _emit(out, "damping_ratio", math.nan if verdict == "noise only" else _float(reading["damping_ratio"]))
             _emit(out, "r2", math.nan if reading.get("r2") is None else reading["r2"])
-            out["dynamics/law"] = float(rl.LAW_NAMES.index(reading["law"]))
+            out["dynamics/law"] = math.nan if verdict == "noise only" else float(rl.LAW_NAMES.index(reading["law"]))
             out["dynamics/reliable"] = float(reading["status"] == "reliable" and verdict in ("stable", "unstable"))
             margin = reading.get("stability")
             if self.refresh_interval is not None:

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ...runs.noise import ceiling_text
-from .summary import fmt_pm
+from .summary import display_report, fmt_pm
 
 
 def status_line(status: dict[str, Any] | None) -> str:
@@ -63,7 +63,10 @@ def short_report(report: dict[str, Any]) -> str:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """Human-readable summary of :func:`fit_run`'s report, the status first: everything (``fit --details``)."""
+    """Human-readable summary of :func:`fit_run`'s report, the status first: everything (``fit --details``). Fit
+    statuses are shown as the evidence verdict allows (:func:`~.summary.display_report`, as on the HTML page): on a
+    noise-only curve no law is read, starred or given a ζ."""
+    report = display_report(report)
     st = report.get("status") or {}
     lines = [status_line(st)]
     if st.get("warning"):
@@ -119,7 +122,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
                          f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
             for note in fit["notes"]:
                 lines.append(f"        {fit['status']}: {note}")
-            if name == resp["preferred"] and name != read:
+            if name == resp["preferred"] and read not in (name, "none"):
                 lines.append("        lowest BIC, but not the law read: "
                              + ("its envelope grows without evidence of instability"
                                 if fit.get("regime") == "growing" else "the reading prefers a stable law"))
@@ -127,9 +130,12 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
         if reading:
             iv = reading["damping_ratio_80"]
             lines.append(f"  reading: {reading['meaning']}")
-            lines.append(f"    law read: {reading['law']} ({reading['status']}); ζ="
-                         f"{_f(reading['damping_ratio'])}" + (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "") +
-                         f", C/K={_f(reading['damping_over_stiffness'])} steps")
+            if reading["law"] == "none":
+                lines.append(f"    law read: none ({reading['status']})")
+            else:
+                lines.append(f"    law read: {reading['law']} ({reading['status']}); ζ="
+                             f"{_f(reading['damping_ratio'])}" + (f" [80 %: {_f(iv[0])}, {_f(iv[1])}]" if iv else "")
+                             + f", C/K={_f(reading['damping_over_stiffness'])} steps")
             st = reading.get("stability")
             if st:
                 iv = st["margin_80"]
