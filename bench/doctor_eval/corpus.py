@@ -52,7 +52,10 @@ sums at 1 prompt × 4 completions with the penalised reward of Unsloth's later n
 −1.5 → 2 (right answers in prose: it never took the bare-number format), most groups without spread at the end.
 Since 2026-12-07 ``noisy-smollm-cosine`` (``data/configs/grpo_noisy_smollm_cosine.yml``): two-digit sums at 1 prompt ×
 8 completions under the schedule of TRL's and Unsloth's GRPO examples (10 % linear warmup to 2e-5, then cosine to
-0); held-out accuracy 0.20 → 0.28, its training reward at 0–0.75 a step throughout.
+0); held-out accuracy 0.20 → 0.28, its training reward at 0–0.75 a step throughout. Since 2026-12-07
+``noisy-smollm-trl-defaults`` (``data/configs/grpo_noisy_smollm_trl_defaults.yml``): the same task under the
+optimisation defaults of TRL's ``GRPOConfig`` (DAPO loss, learning rate 1e-6 decaying linearly to 0, temperature 1);
+held-out accuracy 0.20 → 0.56, its training reward 0.04 → 0.15–0.23 (means of 20 steps).
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
