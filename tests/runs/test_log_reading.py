@@ -531,6 +531,27 @@ def test_tensorboard_only_folder_with_trls_reward_names(resumed_run, capsys, tmp
     assert f"reward column 'train/{func}'" in text
 
 
+def test_a_newest_checkpoint_state_cut_short_gives_way_to_the_state_before(resumed_run, capsys, tmp_path):
+    """A run killed while saving checkpoint-6's trainer_state.json: before, the whole folder was refused ("cut
+    short"). The state before it (checkpoint-4) and the event files are read, and the note says which was left out;
+    a folder whose only state is cut short is still refused, naming it."""
+    out, truth = resumed_run["out"], resumed_run["truth"]
+    copy = tmp_path / "killed-saving"
+    shutil.copytree(out, copy)
+    state = copy / f"checkpoint-{MAX_STEPS}" / "trainer_state.json"
+    state.write_text(state.read_text()[:200])
+    log = load_log(copy)
+    assert list(log.steps) == list(range(1, MAX_STEPS + 1))           # step 6 from the last call's event file
+    np.testing.assert_allclose(log.reward, [truth[s]["reward"] for s in log.steps], rtol=1e-6)
+    assert any(f"checkpoint-{MAX_STEPS}/trainer_state.json is cut short" in n for n in log.read_notes), log.read_notes
+    rc, text, err = _cli(capsys, copy)
+    assert rc == 0 and "is cut short" in text, (text, err)
+    alone = tmp_path / "alone"
+    (alone / "checkpoint-6").mkdir(parents=True)
+    shutil.copy(state, alone / "checkpoint-6" / "trainer_state.json")
+    _refused(capsys, alone, "cut short")
+
+
 def test_a_killed_calls_event_file_cut_inside_its_last_record_still_reads(resumed_run, capsys, tmp_path):
     """A run killed while TensorBoard wrote its last record (event files only, as a run without checkpoints leaves
     them): before, "truncated TensorBoard record" refused the whole folder. Now the record before is read and the note

@@ -53,6 +53,33 @@ def disagreement(a: list[dict], b: list[dict]) -> tuple[int, str] | None:
     return None
 
 
+def _whole(path: Path) -> bool:
+    """Whether a trainer state parses as JSON (not cut short by a run killed while saving it)."""
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def whole_states(root_state: Path | None, checkpoints: list[Path], base: Path) -> tuple[Path | None, list[Path],
+                                                                                       list[str]]:
+    """The root state and the checkpoints without the trainer states cut short (a run killed while saving one), and
+    a read note per state left out: the newest checkpoint's is replaced by the one before it, the root state by the
+    checkpoints. A cut state that is the folder's only one is kept, so that reading it names what is wrong."""
+    notes = []
+    while (len(checkpoints) > 1 or checkpoints and root_state is not None) and \
+            not _whole(checkpoints[-1] / "trainer_state.json"):
+        notes.append(f"{_rel(checkpoints[-1] / 'trainer_state.json', base)} is cut short (a run killed while saving "
+                     f"it?): left out, the states before it read")
+        checkpoints = checkpoints[:-1]
+    if root_state is not None and checkpoints and not _whole(root_state):
+        notes.append(f"{_rel(root_state, base)} is cut short (a run killed while saving it?): left out, the "
+                     "checkpoints read")
+        root_state = None
+    return root_state, checkpoints, notes
+
+
 def current_states(root_state: Path | None, checkpoints: list[Path], base: Path) -> tuple[list[Path], str | None]:
     """The trainer states to read, and a read note or None.
 

@@ -16,6 +16,7 @@ A JSON document (``trainer_state.json``) cut short cannot be read in part and st
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -45,3 +46,14 @@ def cut_record_note(path: Path, record: int, byte: int, size: int) -> str:
     ``byte`` of a file of ``size`` bytes."""
     return (f"{path.name}: the file ends inside TensorBoard record {record} (byte {byte} of {size}): read as cut "
             f"short ({WHY}) and left out; the {record - 1} records before it are read")
+
+
+def json_document_error(path: Path, text: str, exc: json.JSONDecodeError) -> ValueError:
+    """The error of a JSON document that does not parse: where, and "cut short" when it ends before it closes (a
+    ``trainer_state.json`` of a run killed while it was written), inside a string too."""
+    in_last_string = exc.msg.startswith("Unterminated string") and '"' not in text[exc.pos + 1:]
+    if exc.pos >= len(text.rstrip()) - 1 or in_last_string:
+        return ValueError(f"{path}: the JSON ends at line {text.count(chr(10)) + 1} before the document closes "
+                          f"({exc.msg} at line {exc.lineno}, column {exc.colno}): the file was cut short (a run killed "
+                          "while writing it?); read an earlier checkpoint's trainer_state.json or the run's event files")
+    return ValueError(f"{path}: line {exc.lineno} (column {exc.colno}) is not valid JSON ({exc.msg})")

@@ -52,8 +52,8 @@ import numpy as np
 
 from ..grpo.fields import is_callback_field
 
-from ._checkpoints import current_states, mtime
-from ._cut_short import without_cut_last_line
+from ._checkpoints import current_states, mtime, whole_states
+from ._cut_short import json_document_error, without_cut_last_line
 from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metric_rows, _read_text, _Rows,
                            _rows_from_console, _rows_from_mlflow, _rows_from_tfevents, _rows_from_trl_console,
                            is_trl_console, is_verl_record, rows_from_wandb_file, wandb_run_file)
@@ -219,16 +219,6 @@ def _normalise_export(path: Path, rows: _Rows, header: list[str]) -> _Rows:
     return rows
 
 
-def _json_document_error(path: Path, text: str, exc: json.JSONDecodeError) -> ValueError:
-    """The error of a JSON document that does not parse: where, and "cut short" when it ends before it closes (a
-    trainer_state.json of a run killed while it was written)."""
-    if exc.pos >= len(text.rstrip()) - 1:
-        return ValueError(f"{path}: the JSON ends at line {exc.lineno} (column {exc.colno}) before the document "
-                          f"closes ({exc.msg}): the file was cut short (a run killed while writing it?); read an "
-                          "earlier checkpoint's trainer_state.json or the run's event files")
-    return ValueError(f"{path}: line {exc.lineno} (column {exc.colno}) is not valid JSON ({exc.msg})")
-
-
 def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
     """The rows of one file (any format of the module docstring); ``notes`` gets what the reader inferred and the
     record left out of a log that ends inside it (:mod:`._cut_short`)."""
@@ -254,7 +244,7 @@ def _read_rows(path: Path, notes: list[str] | None = None) -> _Rows:
         except json.JSONDecodeError as exc:
             first = stripped.split("\n", 1)[0]
             if stripped.startswith("[") or not _is_json_object(first):
-                raise _json_document_error(path, stripped, exc) from None
+                raise json_document_error(path, stripped, exc) from None
             data = None
         except RecursionError:
             raise ValueError(f"{path}: JSON nested too deeply") from None
@@ -318,9 +308,10 @@ def _folder_sources(path: Path, notes: list[str] | None = None) -> list[tuple[Pa
         return [(wandb, "file")]
     ckpts = sorted((p for p in path.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
                    key=_checkpoint_number)
-    states, note = current_states(path / "trainer_state.json" if (path / "trainer_state.json").is_file() else None,
-                                  ckpts, path)
-    notes += [note] if note else []
+    root = path / "trainer_state.json" if (path / "trainer_state.json").is_file() else None
+    root, ckpts, cut = whole_states(root, ckpts, path)
+    states, note = current_states(root, ckpts, path)
+    notes += cut + ([note] if note else [])
     sources: list[tuple[Path, str]] = [(p, "file") for p in states]
     events = [p for p in path.glob("*tfevents*") if p.is_file()]
     events += [p for p in path.glob("runs/*/*tfevents*") if p.is_file()]
