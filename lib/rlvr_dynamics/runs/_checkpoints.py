@@ -71,11 +71,11 @@ def whole_states(root_state: Path | None, checkpoints: list[Path], base: Path) -
     while (len(checkpoints) > 1 or checkpoints and root_state is not None) and \
             not _whole(checkpoints[-1] / "trainer_state.json"):
         notes.append(f"{_rel(checkpoints[-1] / 'trainer_state.json', base)} is cut short (a run killed while saving "
-                     f"it?): left out, the states before it read")
+                     f"it?): left out, the state before it read instead")
         checkpoints = checkpoints[:-1]
     if root_state is not None and checkpoints and not _whole(root_state):
         notes.append(f"{_rel(root_state, base)} is cut short (a run killed while saving it?): left out, the "
-                     "checkpoints read")
+                     "checkpoints read instead")
         root_state = None
     return root_state, checkpoints, notes
 
