@@ -54,6 +54,7 @@ def json_document_error(path: Path, text: str, exc: json.JSONDecodeError) -> Val
     in_last_string = exc.msg.startswith("Unterminated string") and '"' not in text[exc.pos + 1:]
     if exc.pos >= len(text.rstrip()) - 1 or in_last_string:
         return ValueError(f"{path}: the JSON ends at line {text.count(chr(10)) + 1} before the document closes "
-                          f"({exc.msg} at line {exc.lineno}, column {exc.colno}): the file was cut short (a run killed "
-                          "while writing it?); read an earlier checkpoint's trainer_state.json or the run's event files")
+                          f"({exc.msg} at line {exc.lineno}, column {exc.colno}): the file was cut short (a run "
+                          "killed while writing it?); read an earlier checkpoint's trainer_state.json or the run's "
+                          "event files")
     return ValueError(f"{path}: line {exc.lineno} (column {exc.colno}) is not valid JSON ({exc.msg})")

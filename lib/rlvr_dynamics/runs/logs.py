@@ -33,11 +33,11 @@ console or MLflow line without its line end, a TensorBoard record shorter than i
 record before, with a read note (:mod:`._cut_short`).
 
 Errors (ValueError, one line, naming the file and the line where there is one): missing or empty file, not UTF-8,
-malformed JSON / CSV (a cut-short JSON document such as a ``trainer_state.json`` included), no step column, a non-integer step, a repeated step whose rows disagree on a value
-(rows of the same step with disjoint columns, such as TRL's training and evaluation entries, are merged), no reward
-column, a reward column without a finite value, or fewer than ``min_points`` logged rewards (naming the cells
-dropped on the way: NaN, infinite, non-numeric, or beyond ±:data:`REWARD_LIMIT`, which are read as missing with a
-read note).
+malformed JSON / CSV (a cut-short JSON document such as a ``trainer_state.json`` included), no step column, a
+non-integer step, a repeated step whose rows disagree on a value (rows of the same step with disjoint columns, such
+as TRL's training and evaluation entries, are merged), no reward column, a reward column without a finite value,
+or fewer than ``min_points`` logged rewards (naming the cells dropped on the way: NaN, infinite, non-numeric, or
+beyond ±:data:`REWARD_LIMIT`, which are read as missing with a read note).
 """
 from __future__ import annotations
 
