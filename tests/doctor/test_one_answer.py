@@ -293,3 +293,25 @@ def test_a_noise_only_curve_reads_no_law_in_the_text_the_page_and_the_live_field
     assert np.isnan(out["dynamics/damping_ratio"]) and out["dynamics/damping_ratio_is_nan"] == 1.0
     assert np.isnan(out["dynamics/law"]) and out["dynamics/reliable"] == 0.0
     assert np.isfinite(out["dynamics/r2"])
+
+
+def test_a_noise_only_curve_reads_no_law_in_the_json_either():
+    """The JSON of ``fit --json`` carried the raw fit statuses: on a noise-only curve its reading said ``law
+    oscillatory``, ``regime growing``, ``status reliable`` with a negative ζ, its plateau named the law, and the forecast
+    was labelled with the best-fitting law although it is a weighted mean of candidates. It now shows what the text
+    and the page show."""
+    rng = np.random.default_rng(7)
+    n = 300
+    reward = (rng.random((n, 8)) < 0.2).mean(axis=1)
+    log = RunLog("noisy", np.arange(1, n + 1), {"reward": reward}, "reward")
+    report = fit_run(log, forecast_steps=[330])
+    assert report["dynamics"]["verdict"] == "noise only"
+    js = json.loads(hr.to_json(report))
+    reading = js["response"]["reading"]
+    assert reading["law"] == "none" and reading["regime"] is None and reading["damping_ratio"] is None
+    assert {fit["status"] for fit in js["response"]["laws"].values()} == {"not read: noise only"}
+    assert all(fit["status"] != "reliable" for fit in js["fits"].values())
+    assert js["plateau"]["value"] is None and js["plateau"]["law"] is None
+    assert js.get("oscillator") is None
+    assert js["forecast_law"].startswith("weighted candidates (largest weight: ")
+    assert js["status"]["state"] == report["status"]["state"]

@@ -166,7 +166,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
     if forecast_steps:
         report.forecast_law = ("level since the collapse (persistence)" if status.state in ("collapsed", "diverged") else
                                "current level, down to the floor (collapsing)" if status.state == "collapsing" else
-                               "recent trend, continued (falling)" if status.state == "falling" else pref)
+                               "recent trend, continued (falling)" if status.state == "falling" else None)
         report.forecast, report.forecast_interval = {}, {}
         for s in forecast_steps:
             if status.state == "collapsing":
@@ -178,6 +178,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
             else:
                 fc = make_forecast(steps, reward, [s], reward_bounds=bounds, fits=resp)
                 value, low, high = fc.value, fc.low, fc.high
+                report.forecast_law = report.forecast_law or f"weighted candidates (largest weight: {fc.law})"
             report.forecast[int(s)] = value
             report.forecast_interval[int(s)] = [low, high]
     if diagnostics:

@@ -47,6 +47,8 @@ class Report:
     response: dict[str, Any] | None = None
     """The second-order response laws and the reading of the preferred one."""
     forecast_law: str | None = None
+    """What the forecast extends: the level since a collapse, the current level down to the floor, the recent trend
+    of a falling run, else the rolling-origin weighted candidates (:mod:`~.forecast`) with the one weighted most."""
     forecast: dict[int, float] | None = None
     """Forecast reward at each requested step (None: no step requested)."""
     forecast_interval: dict[int, list[float]] | None = None

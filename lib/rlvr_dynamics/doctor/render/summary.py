@@ -201,7 +201,9 @@ def display_status(status: str, regime: str | None, verdict: str) -> str:
 
 
 def display_report(report: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``report`` whose fit statuses are :func:`display_status` (for the page's text report)."""
+    """A copy of ``report`` whose fit statuses are :func:`display_status`: what the text, the HTML page and the JSON
+    show. A noise-only reading also reads no law, regime or damping ratio, no oscillator (M/K, C/K, ζ and stability
+    margin of a three-phase fit not read), and its plateau names no law."""
     verdict, reason = verdict_of(report)
     out = copy.deepcopy(report)
     for fit in (out.get("fits") or {}).values():           # P1's reference fits: stable laws
@@ -209,6 +211,8 @@ def display_report(report: dict[str, Any]) -> dict[str, Any]:
         if shown != fit.get("status"):
             fit["status"], fit["reliable"] = shown, False
             fit["message"] = reason if verdict == "noise only" else f"the reading is {verdict}: {reason}"
+    if out.get("oscillator") and not ((out.get("fits") or {}).get("three_phase") or {}).get("reliable"):
+        out["oscillator"] = None        # the three-phase fit read as an oscillator is only as read as that fit
     resp = out.get("response") or {}
     for fit in (resp.get("laws") or {}).values():
         fit["status"] = display_status(fit.get("status", ""), fit.get("regime"), verdict)
@@ -216,7 +220,10 @@ def display_report(report: dict[str, Any]) -> dict[str, Any]:
     if reading:
         reading["status"] = display_status(reading.get("status", ""), reading.get("regime"), verdict)
         if verdict == "noise only":
-            reading["law"] = "none"
+            reading.update(law="none", regime=None, damping_ratio=None, damping_ratio_80=None,
+                           damping_over_stiffness=None)
+    if verdict == "noise only" and out.get("plateau"):
+        out["plateau"].update(law=None, status=None)
     return out
 
 
