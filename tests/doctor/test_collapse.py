@@ -94,6 +94,21 @@ def test_declared_bounds_set_the_floor():
     assert ev and math.isclose(ev[0].floor, -0.5, abs_tol=0.02)
 
 
+def test_a_reward_never_below_0_is_measured_from_0():
+    """A format and a correctness reward of 1 each on a model that already scores: the run sits near 1.6 from its
+    first step and falls to 0.1. Its own lowest trailing mean lies inside the level's noise, so a floor read from the
+    run left no gain to lose and the collapse was never reported; a reward never below 0 is measured from 0. Once a
+    reward below 0 is logged, the floor comes from the run again."""
+    rng = np.random.default_rng(5)
+    y = np.r_[1.6 + 0.15 * rng.standard_normal(120), 0.1 + 0.05 * rng.random(20)].clip(0, 2)
+    ev = C.collapse_events(np.arange(140), y)
+    assert ev and ev[0].floor == 0.0 and 120 <= ev[0].step <= 121 and ev[0].reported_step <= 122
+    y_shifted = y - 0.5                                  # a reward below 0: no floor known, none assumed
+    assert all(e.floor < 1.2 for e in C.collapse_events(np.arange(140), y_shifted))
+    flat = 1.6 + 0.15 * rng.standard_normal(300)         # the same level, no fall: no collapse from a floor at 0
+    assert C.collapse_events(np.arange(300), flat.clip(0, 2)) == []
+
+
 def test_causal_prefix_gives_the_same_events():
     t, y = _rise_then_fall(n=80, fall_at=50, noise=0.03, seed=3)
     full = [e for e in C.collapse_events(t, y) if e.kind != "pending"]
@@ -216,12 +231,15 @@ def test_spiky_one_prompt_rewards_are_rarely_collapses():
 
 def test_a_collapse_after_spikes_became_the_level_is_still_reported():
     """The same reward once right answers are the level (97 % of rewards 2.3 after 20 at the baseline), then wrong
-    from step 120 on: reported one point after the halving, as before the rule."""
+    from step 120 on: reported one point after the halving, as before the rule. The reward never lies below 0, so
+    its floor is 0: the 2-point mean at step 120 (2.3 and 0.12: 1.21) lies just above the half line (1.18); from the
+    baseline 0.12 as a floor it lay below (1.24), and the halving was step 120."""
     rng = np.random.default_rng(3)
     right = np.r_[np.zeros(20, bool), rng.uniform(size=100) < 0.97, np.zeros(20, bool)]
     y = np.where(right, 2.3, 0.12) + 0.03 * rng.standard_normal(140)
     ev = [e for e in C.collapse_events(np.arange(140), y) if e.kind != "pending" and e.step >= 120]
-    assert ev and ev[0].step == 120 and ev[0].reported_step == 121 and ev[0].confirm_points == 2
+    assert ev and ev[0].step == 121 and ev[0].reported_step == 122 and ev[0].confirm_points == 2
+    assert ev[0].floor == 0.0
 
 
 def test_a_pending_halving_that_needs_more_points_warns_and_is_no_failure():
@@ -414,12 +432,12 @@ def test_a_one_prompt_shaped_reward_back_at_its_format_level_is_no_collapse(grou
     assert _stress_script().score("late", group, seed) == {"stop": False, "event": False, "act": False}
 
 
-def _stress_script():
+def _stress_script(name: str = "stress_one_prompt.py"):
     import importlib.util
 
     from rlvr_dynamics.paths import REPO_ROOT
 
-    spec = importlib.util.spec_from_file_location("stress", REPO_ROOT / "bench" / "stress_one_prompt.py")
+    spec = importlib.util.spec_from_file_location("stress", REPO_ROOT / "bench" / name)
     stress = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(stress)
     return stress
@@ -443,6 +461,18 @@ def test_a_one_prompt_run_with_the_penalised_reward_is_not_stopped(kind, group, 
     run): neither stopped live, nor with a collapse event, nor told to act (180 such runs, seeds 5000–5029: 2 stops,
     0 act-now statuses; the module's docstring)."""
     assert _stress_script().score(kind, group, seed, "penalised") == {"stop": False, "event": False, "act": False}
+
+
+@pytest.mark.parametrize("seed", [2001, 2003])
+def test_a_collapse_of_a_summed_reward_from_where_the_run_started_is_stopped(seed):
+    """``bench/stress_reward_sums.py``: a model that already scores, trained with the classic notebook sum (never
+    below 0, no bounds declared) at four prompts a step, collapses at step 167 (113). With the floor read from the
+    run (its lowest trailing mean, inside the level's noise) the run had no gain to lose: never reported, never
+    stopped. Measured from 0, it is stopped within five steps of the fall's start, and its healthy twin is not."""
+    stress = _stress_script("stress_reward_sums.py")
+    r = stress.score("high-cl", 4, seed, True)
+    assert r["act"] == 1 and r["stop"] is not None and 0 < r["stop"] - r["fall"] <= 5
+    assert stress.score("high-cl", 4, seed, False) == {"stop": None, "act": 0, "first": None, "fall": None}
 
 
 def test_a_one_prompt_start_on_easy_prompts_is_no_fall_when_its_trend_is_tested_at_every_point():

@@ -297,9 +297,9 @@ def test_a_noise_only_curve_reads_no_law_in_the_text_the_page_and_the_live_field
 
 def test_a_noise_only_curve_reads_no_law_in_the_json_either():
     """The JSON of ``fit --json`` carried the raw fit statuses: on a noise-only curve its reading said ``law
-    oscillatory``, ``regime growing``, ``status reliable`` with a negative ζ, its plateau named the law, and the forecast
-    was labelled with the best-fitting law although it is a weighted mean of candidates. It now shows what the text
-    and the page show."""
+    oscillatory``, ``regime growing``, ``status reliable`` with a negative ζ, its plateau named the law, and the
+    forecast was labelled with the best-fitting law although it is a weighted mean of candidates. It now shows what
+    the text and the page show."""
     rng = np.random.default_rng(7)
     n = 300
     reward = (rng.random((n, 8)) < 0.2).mean(axis=1)

@@ -96,10 +96,12 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
 def no_bounds_note(reward) -> str:
     """The read note of a run whose reward has no known bounds (none declared, a reward outside [0, 1] logged)."""
     vals = [float(x) for x in reward if math.isfinite(x)]
-    return (f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, "
-            "not all in [0, 1]): the floor a collapse is measured from and the groups read as solved come from the "
-            "run itself; --reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each) reads "
-            "them from the bounds")
+    floor = ("none below 0: a collapse is measured from 0, as for a sum of terms that are never negative; the groups "
+             "read as solved come from the run itself" if min(vals) >= 0 else
+             "the floor a collapse is measured from and the groups read as solved come from the run itself")
+    return (f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, not all in [0, 1]; {floor}); "
+            "--reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each) reads them from the "
+            "bounds")
 
 
 def stop_record(path: str, source: str) -> dict | None:

@@ -190,7 +190,7 @@ def decide_status(log: RunLog, reward_bounds: tuple[float, float] | None = None,
                   events: list[CollapseEvent] | None = None, cross: dict[str, np.ndarray] | None = None) -> Status:
     """The status of ``log`` by the precedence of the module docstring.
 
-    ``reward_bounds``: the declared bounds (None: 0 is the floor while the rewards lie in [0, 1]); ``detections``:
+    ``reward_bounds``: the declared bounds (None: 0 is the floor while no reward lies below 0); ``detections``:
     the doctor's detector results by name (:class:`~.detectors.causal.Detection` or their ``to_dict()``), read for
     hacking and degeneracy; computed here when None. ``stop``: a live doctor's stop record (``doctor_stop.json``),
     named in the evidence. ``events``/``cross``: the log's collapse events and precursor crossings when the caller
@@ -325,11 +325,11 @@ def _decide_rest(log, steps, r, reward_bounds, detections, done) -> Status:
 
 def _recent_drop(r: np.ndarray, m: int, reward_bounds) -> tuple[float, float]:
     """(drop, gain): how far the least-squares line over the last m rewards falls across them, and the run's gain,
-    its highest reward less the floor (the lower bound; 0 for a reward in [0, 1]; else its lowest reward)."""
+    its highest reward less the floor (the lower bound; 0 for a reward never below 0; else its lowest reward)."""
     w = r[-min(m, r.size):]
     slope = float(np.polyfit(np.arange(w.size, dtype=float), w, 1)[0]) if w.size >= 2 else 0.0
     floor = (float(reward_bounds[0]) if reward_bounds is not None else
-             0.0 if float(r.min()) >= 0.0 and float(r.max()) <= 1.0 else float(r.min()))
+             0.0 if float(r.min()) >= 0.0 else float(r.min()))
     return -slope * (w.size - 1), float(r.max()) - floor
 
 

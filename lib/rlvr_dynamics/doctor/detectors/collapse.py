@@ -11,7 +11,7 @@ Why it matters in GRPO
     after a smoothing window has filled.
 
 Signals
-    The training reward only (its step noise σ, the lower reward bound when known).
+    The training reward only (its step noise σ, the lower reward bound when known, else 0 for a reward never below 0).
 
 Rule (causal: the decision at a logged point uses only the points up to it, and the next one for a confirmation)
     * σ̂: the robust step noise (:func:`rlvr_dynamics.runs.noise.step_sigma`; the plain std(Δr)/√2 for the
@@ -24,8 +24,9 @@ Rule (causal: the decision at a logged point uses only the points up to it, and 
       logged as eighths may be the success rate of as few as 8 completions, with that much Bernoulli noise however
       often the same value repeats (a one-prompt × 8 run at 10 % success logs 0.125 three times, then 0: with σ̂ = 0
       that was a "collapse").
-    * Floor: the lower reward bound (declared, or 0 while every reward so far lies in [0, 1]); else the minimum of
-      the trailing mean up to the peak.
+    * Floor: the lower reward bound (declared, or 0 while no reward so far lies below 0: a success rate, or a sum of
+      terms that are never negative such as a format and a correctness reward of 1 each); else the minimum of the
+      trailing mean up to the peak.
     * The peak is the largest of about m/w independent trailing means (m points so far), so noise alone lifts it
       by about ``b = √(2·ln(m/w))`` of their SEs σ̂/√w (the expected maximum of m/w normal values): every test
       against the peak adds b.
@@ -131,6 +132,14 @@ Dev evidence for its constants
     The dev part, replayed live: collapses within one logged point 136 → 136 of 381 (one project collapse 1 → 2
     points, one simulated one 2 → 1), healthy runs with a failure status 54 → 54, live stops unchanged (61 of
     842 healthy, 298 of 403 collapsing runs).
+    The floor 0 for a reward never below 0 (2026-12-07, set on synthetic seeds 100–119 and the dev part first): a
+    format + correctness sum, or the classic notebook sum, on a model that already scores and then collapses
+    (``bench/stress_reward_sums.py``, seeds 2000–2019) was reported on 6–8 of 20 runs per setting at four prompts a
+    step (its lowest trailing mean lay inside its level's noise: no gain to lose), now on 20 of 20, 3.6–8.1 steps
+    after the fall began; healthy such runs stopped live 2 → 0 of 240. Dev runs' rewards rewritten ×10 (no bounds):
+    healthy simulated runs with a failure status 9 → 0 of 250. Dev part replayed live: collapses within one point
+    136 → 134 of 381, live stops of simulated growing oscillations with an unbounded reward lost on 5 of 80; every
+    real log unchanged.
 """
 from __future__ import annotations
 
@@ -211,11 +220,11 @@ class _Track:
         self.running_min: list[float] = []
         self.peak, self.peak_i = -math.inf, 0
 
-    def floor(self, bounds, unit_so_far: bool) -> float:
-        """The lower bound; 0 while the rewards lie in [0, 1]; else the trailing mean's minimum up to the peak."""
+    def floor(self, bounds, nonneg_so_far: bool) -> float:
+        """The lower bound; 0 while no reward so far lies below 0; else the trailing mean's minimum up to the peak."""
         if bounds is not None:
             return float(bounds[0])
-        if unit_so_far:
+        if nonneg_so_far:
             return 0.0
         return self.running_min[min(self.peak_i, len(self.running_min) - 1)]
 
@@ -245,6 +254,7 @@ class CollapseTracker:
         self._t: list[int] = []
         self.n = 0
         self._unit = True
+        self._nonneg = True                        # no reward below 0 so far: 0 is the floor (a sum of ≥ 0 terms)
         self._largest_drop = -math.inf
         self._sigma, self._plain_sigma = PrefixSigma(), PrefixSigma(robust=False)
         self._short, self._long = _Track(), _Track()
@@ -276,6 +286,7 @@ class CollapseTracker:
         if i >= 2:
             self._largest_drop = max(self._largest_drop, float(self._y[i - 2] - self._y[i - 1]))
         self._unit = self._unit and 0.0 <= value <= 1.0
+        self._nonneg = self._nonneg and value >= 0.0
         self._step(i)
         self._note_level(value)
         self._sum += value
@@ -302,7 +313,7 @@ class CollapseTracker:
 
     def _step(self, i: int) -> None:
         y, bounds, unit, short, long_ = self._y[: i + 1], self.bounds, self._unit, self._short, self._long
-        gain_now = short.peak - short.floor(bounds, unit) if short.hist else 0.0
+        gain_now = short.peak - short.floor(bounds, self._nonneg) if short.hist else 0.0
         floor_sigma = SIGMA_FLOOR * gain_now if short.hist else 0.0
         floor_sigma = max(floor_sigma, self.resolution_sigma(i))
         sigma = max(self._sigma(y[:i]), floor_sigma) if i >= 3 else 0.0
@@ -334,7 +345,7 @@ class CollapseTracker:
             largest = self._largest_drop if i >= 2 else math.inf
             few = self._samples is not None and self._samples < START_LEVEL_SAMPLES    # one or two prompts a step
             for track, w, s_i, sig in tracks:
-                info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, unit, largest, self._level_from)
+                info = _test(track, w, s_i, y, sig, i, t_i, self._t, bounds, self._nonneg, largest, self._level_from)
                 if info is None:
                     continue
                 if info["jump"] and not few and share(i, sig, info["half"])[0] <= JUMP_LEVEL_SHARE:
@@ -387,8 +398,8 @@ def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = N
     """Every collapse of a reward curve by the rule of the module docstring, in order (causal).
 
     ``steps``/``reward``: the logged points (non-finite rewards are dropped); ``reward_bounds``: the declared
-    bounds, or None (then the floor is 0 while every reward so far lies in [0, 1], else the trailing mean's minimum
-    up to its peak). The last event is ``"pending"`` when the halving is at the last point.
+    bounds, or None (then the floor is 0 while no reward so far lies below 0, else the trailing mean's minimum up to
+    its peak). The last event is ``"pending"`` when the halving is at the last point.
     """
     t = np.asarray(steps, dtype=float)
     y = np.asarray(reward, dtype=float)
@@ -412,10 +423,10 @@ def _adaptive_window(sigma: float, gain: float, m: int) -> int:
 
 
 def _test(track: _Track, w: int, s_i: float, y: np.ndarray, sigma: float, i: int, step: int, t: list[int], bounds,
-          unit: bool, largest_drop: float, level_from: int = 0) -> dict | None:
+          nonneg: bool, largest_drop: float, level_from: int = 0) -> dict | None:
     """The jump and halving tests of one trailing mean at point i of ``y`` (None when its gain is not significant)."""
     y_i = float(y[i])
-    floor = track.floor(bounds, unit)
+    floor = track.floor(bounds, nonneg)
     gain = track.peak - floor
     se = sigma / math.sqrt(w)
     bias = peak_bias(i, w)
