@@ -55,7 +55,11 @@ Since 2026-12-07 ``noisy-smollm-cosine`` (``data/configs/grpo_noisy_smollm_cosin
 0); held-out accuracy 0.20 → 0.28, its training reward at 0–0.75 a step throughout. Since 2026-12-07
 ``noisy-smollm-trl-defaults`` (``data/configs/grpo_noisy_smollm_trl_defaults.yml``): the same task under the
 optimisation defaults of TRL's ``GRPOConfig`` (DAPO loss, learning rate 1e-6 decaying linearly to 0, temperature 1);
-held-out accuracy 0.20 → 0.56, its training reward 0.04 → 0.15–0.23 (means of 20 steps).
+held-out accuracy 0.20 → 0.56, its training reward 0.04 → 0.15–0.23 (means of 20 steps). Since 2026-12-07
+``noisy-smollm-dr-grpo`` (``data/configs/grpo_noisy_smollm_dr_grpo.yml``): the same task with the Dr. GRPO settings
+(``loss_type: dr_grpo``, ``scale_rewards: none``, lr 1e-5, temperature 0.7), meant as a healthy run; its training
+reward sat near 0 from the start, its completions shrank from 10 to 3 tokens and its held-out accuracy fell 0.20 →
+0.03: a collapse by the rule above.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,
