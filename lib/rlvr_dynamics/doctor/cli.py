@@ -246,8 +246,9 @@ def add_fit_subcommand(sub) -> None:
     p.add_argument("--refresh-interval", type=int,
                    help="optimizer steps between refreshes of the sampling policy (K_ref ≥ 1): gives the "
                         "stability margin")
-    p.add_argument("--forecast", nargs="+", metavar="STEP", help="predict the reward at these steps (80 %% interval; default: the last logged "
-                                                                  "step + 10 %% of the logged span)")
+    p.add_argument("--forecast", nargs="+", metavar="STEP",
+                   help="predict the reward at these steps (80 %% interval; default: the last logged step + 10 %% of "
+                        "the logged span)")
     p.add_argument("--reward-range", nargs=2, type=float, metavar=("LO", "HI"),
                    help="the reward's declared bounds (e.g. 0 1 for a success rate, 0 4 for a sum of four 0/1 "
                         "rewards): fits, forecasts and intervals stay inside them (default: 0 1 when every logged "

@@ -29,7 +29,8 @@ def _has_events(folder: Path) -> bool:
 
 
 def run_name_from_path(path: str | os.PathLike) -> str:
-    """The run's name for a log path (a file or folder :func:`~rlvr_dynamics.runs.logs.load_log` reads, or the ``source`` it records).
+    """The run's name for a log path (a file or folder :func:`~rlvr_dynamics.runs.logs.load_log` reads, or the
+    ``source`` it records).
 
     - a TRL ``output_dir``, one of its ``checkpoint-N/`` folders, its ``trainer_state.json``, its ``runs/<date>/``
       event folder or an event file in it: the ``output_dir``'s name;
@@ -92,9 +93,10 @@ def hyperparameter_rows(report: dict[str, Any], hyperparameters: dict[str, Any] 
                         log: RunLog | None = None) -> list[dict[str, Any]]:
     """η, μ, K_ref and G with their value (None when not found) and where each came from.
 
-    Taken from ``hyperparameters`` when given — the dict of :func:`~rlvr_dynamics.runs.hyperparams.find_hyperparameters` (one
-    ``source`` for all) or the CLI's ``{…, "notes": [...]}`` (:func:`~rlvr_dynamics.runs.hyperparams.merge`: "read from" notes; a value
-    without one was given on the command line) — else ``report["hyperparameters"]`` (what ``rlvr-dynamics fit``
+    Taken from ``hyperparameters`` when given — the dict of
+    :func:`~rlvr_dynamics.runs.hyperparams.find_hyperparameters` (one ``source`` for all) or the CLI's
+    ``{…, "notes": [...]}`` (:func:`~rlvr_dynamics.runs.hyperparams.merge`: "read from" notes; a value without one
+    was given on the command line) — else ``report["hyperparameters"]`` (what ``rlvr-dynamics fit``
     stores), else looked for beside ``log.source`` (then the source says the fit ran without them)."""
     hp, looked_up = hyperparameters, False
     if hp is None:

@@ -118,8 +118,10 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
             params = ", ".join(f"{k}={_f(v)}" + _pm(v, fit["stderr"].get(k)) for k, v in fit["params"].items())
             read = (resp.get("reading") or {}).get("law", resp["preferred"])
             mark = "*" if name == read else " "       # the law the reading reports, not merely the lowest BIC
-            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} (ceiling {ceiling_text(fit['noise_ceiling'], '.4g')})"
-                         f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={fit['bic'] if fit['bic'] is None else round(fit['bic'], 1)}  {params}")
+            bic = fit["bic"] if fit["bic"] is None else round(fit["bic"], 1)
+            lines.append(f"   {mark}{name:19s} [{fit['status']}] R²={_f(fit['r2'])} "
+                         f"(ceiling {ceiling_text(fit['noise_ceiling'], '.4g')})"
+                         f"  χ²/dof={_f(fit['chi2_reduced'])}  BIC={bic}  {params}")
             for note in fit["notes"]:
                 lines.append(f"        {fit['status']}: {note}")
             if name == resp["preferred"] and read not in (name, "none"):
@@ -149,12 +151,12 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
                       f" ({plateau['law']}, {plateau['status']})"))
     elif plateau:
         lines.append(f"  plateau: {plateau['note']}")
+    named = str(report.get("forecast_law")).startswith(("level", "current"))    # a collapsed or collapsing run's level
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
         lines.append(f"  forecast at step {step}: {_n(value, '.4f')}" +
                      (f"  [80 %: {_n(iv[0], '.4f')}, {_n(iv[1], '.4f')}]" if iv else "") +
-                     (f"  ({report['forecast_law']})" if str(report.get("forecast_law")).startswith(("level", "current"))
-                      else ""))
+                     (f"  ({report['forecast_law']})" if named else ""))
     dets = report.get("diagnostics")
     if dets:
         lines.append("  diagnostics (P1-C13; rules in rlvr_dynamics.doctor.detectors):")
