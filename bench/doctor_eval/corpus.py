@@ -59,7 +59,8 @@ held-out accuracy 0.20 → 0.56, its training reward 0.04 → 0.15–0.23 (means
 ``noisy-smollm-dr-grpo`` (``data/configs/grpo_noisy_smollm_dr_grpo.yml``): the same task with the Dr. GRPO settings
 (``loss_type: dr_grpo``, ``scale_rewards: none``, lr 1e-5, temperature 0.7), meant as a healthy run; its training
 reward sat near 0 from the start, its completions shrank from 10 to 3 tokens and its held-out accuracy fell 0.20 →
-0.03: a collapse by the rule above.
+0.03: a collapse by the rule above; ``noisy-smollm-dr-grpo-t05``, the same at temperature 0.5 (held-out accuracy
+0.20 → 0.59, its training reward 0.1 → 0.3–0.7 a step, means of 10 steps): healthy.
 
 **v4 (default since 2026-12-05, before any rule was scored on it).** Adds ``surrogate``: 10 surrogates of every
 healthy shared and CS336 log (:mod:`.surrogates`: whole rows moved a few positions in blocks, thinned, truncated,

@@ -26,6 +26,7 @@ PROJECT_SPLIT = {"noisy-1p": "dev", "noisy-2p": "dev", "noisy-smollm-1p": "dev",
                  "noisy-smollm-kl": "dev", "noisy-smollm-mu2": "dev", "noisy-smollm-d3": "dev",
                  "noisy-smollm-2p-terms": "dev", "noisy-smollm-penalised": "dev",
                  "noisy-smollm-cosine": "dev", "noisy-smollm-trl-defaults": "dev", "noisy-smollm-dr-grpo": "dev",
+                 "noisy-smollm-dr-grpo-t05": "dev",
                  "p1-long": "dev", "p1-sizes": "dev", "p2-lr": "dev", "p1-pilot": "dev", "p1-main": "test",
                  "p2-stall": "test", "p2-fresh": "test", "smollm-main": "test", "smollm-pilot": "test",
                  "smollm2-add": "test"}
