@@ -213,8 +213,8 @@ def display_report(report: dict[str, Any]) -> dict[str, Any]:
         if shown != fit.get("status"):
             fit["status"], fit["reliable"] = shown, False
             fit["message"] = reason if verdict == "noise only" else f"the reading is {verdict}: {reason}"
-    if out.get("oscillator") and not ((out.get("fits") or {}).get("three_phase") or {}).get("reliable"):
-        out["oscillator"] = None        # the three-phase fit read as an oscillator is only as read as that fit
+    if verdict == "noise only" and out.get("oscillator"):
+        out["oscillator"] = None        # the three-phase fit read as an oscillator: no law is read from noise
     resp = out.get("response") or {}
     for fit in (resp.get("laws") or {}).values():
         fit["status"] = display_status(fit.get("status", ""), fit.get("regime"), verdict)
