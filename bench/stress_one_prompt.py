@@ -27,7 +27,10 @@ tested from the run's first three rewards on (``LEVEL_MIN_POINTS``): stops 6 →
 rule was fixed on them), 5 → 2 of 180 on fresh seeds 3000–3029 (both left: a fall mid-run, judged by a level of
 ten or more rewards); ``act`` 0 of 180. The penalised reward, drawn once after the rules were fixed (seeds 5000–5029,
 groups of 4 and 8): stops 2 of 180 (two ``late`` runs at G = 4, two or three all-wrong prompts in a row soon
-after the format was learnt, 0.5 after a level near 7), collapse events 2, ``act`` 0 of 180.
+after the format was learnt, 0.5 after a level near 7), collapse events 2, ``act`` 0 of 180. With the collapse floor
+at 0 for a reward never below 0 (2026-12-07, measured after it was fixed): the classic reward's stops 2 → 3 of 180 on
+seeds 1000–1029 and 2 → 3 on seeds 3000–3029 (a cluster of three right answers before the format is learnt, then
+seven rewards at the baseline, read from 0 instead of the run's lowest level), ``act`` 0 of 360 either way.
 """
 from __future__ import annotations
 
