@@ -100,8 +100,8 @@ def no_bounds_note(reward) -> str:
              "read as solved come from the run itself" if min(vals) >= 0 else
              "the floor a collapse is measured from and the groups read as solved come from the run itself")
     return (f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, not all in [0, 1]; {floor}); "
-            "--reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each) reads them from the "
-            "bounds")
+            "--reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each, -1 1 for a reward of "
+            "±1) reads them from the bounds, and reads the reward as a share of its range, as a success rate is read")
 
 
 def stop_record(path: str, source: str) -> dict | None:

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.logs import RunLog
-from ..runs.noise import bernoulli_sigma, resolution_samples, step_sigma
+from ..runs.noise import bernoulli_sigma, resolution_samples, step_sigma, unit_rewards
 from .detectors.own_rewards import few_prompts
 
 NON_FINITE_ROWS = 3
@@ -142,25 +142,28 @@ def detect_divergence(log: RunLog, reward_bounds: tuple[float, float] | None = N
         return None
     steps = log.steps[rows].astype(float)
     y = r_all[rows]
+    n = None              # the rewards' resolution, read on their shares of a known range (runs.noise.unit_rewards)
     if reward_bounds is not None:
         floor, width = float(reward_bounds[0]), float(reward_bounds[1] - reward_bounds[0])
+        n = resolution_samples(unit_rewards(y, reward_bounds))
     elif y.min() >= 0 and y.max() <= 1:
         floor, width = 0.0, 1.0
+        n = resolution_samples(y)
     elif rows.size >= MIN_ROWS and np.ptp(y[-MIN_ROWS:]) == 0 and y[-1] == y.min():
         floor, width = float(y.min()), max(float(np.ptp(y)), 1e-12)
     else:
         return None
     w = window_rows(steps)
-    blown = _blown_up(log, rows, rows[-w:], y, floor, width) if rows.size >= w else None
-    return blown or _lost_its_start(log, rows, rows[-MIN_ROWS:], y, floor, width)
+    blown = _blown_up(log, rows, rows[-w:], y, floor, width, n) if rows.size >= w else None
+    return blown or _lost_its_start(log, rows, rows[-MIN_ROWS:], y, floor, width, n)
 
 
-def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
+def _blown_up(log: RunLog, rows, win, y, floor: float, width: float, n: int | None = None) -> Divergence | None:
     """The reward at the floor over the window, no spread left, and the policy broken (module docstring)."""
     r = np.asarray(log.reward, dtype=float)[win]
     on = r <= floor + FLOOR_TOL * width
     off = int(np.sum(~on))
-    if off and (off > int(OFF_FLOOR_SHARE * win.size) or not _fell_to_floor(y, rows, win, floor, width)):
+    if off and (off > int(OFF_FLOOR_SHARE * win.size) or not _fell_to_floor(y, rows, win, floor, width, n)):
         return None
     zero = _window(log, "frac_reward_zero_std", win[on])
     spread = _window(log, "reward_std", win[on])
@@ -188,7 +191,8 @@ def _blown_up(log: RunLog, rows, win, y, floor: float, width: float) -> Divergen
                        "window_steps": [int(log.steps[win[0]]), int(log.steps[win[-1]])]})
 
 
-def _fell_to_floor(y: np.ndarray, rows: np.ndarray, win: np.ndarray, floor: float, width: float) -> bool:
+def _fell_to_floor(y: np.ndarray, rows: np.ndarray, win: np.ndarray, floor: float, width: float,
+                   n: int | None = None) -> bool:
     """The reward came down to the floor: the mean of its rows before the window is at least START_ABOVE ×
     FLOOR_TOL of the width above the floor and above the window's mean by more than Z_LOST standard errors, each
     part's mean judged on its own noise (Welch: √(σ_b²/n_b + σ_w²/n_w), each σ the part's robust step noise and at
@@ -202,27 +206,27 @@ def _fell_to_floor(y: np.ndarray, rows: np.ndarray, win: np.ndarray, floor: floa
     level = float(np.mean(before))
     if level < floor + START_ABOVE * FLOOR_TOL * width:
         return False
-    n = resolution_samples(y)
-    var = sum(max(step_sigma(part), bernoulli_sigma(float(np.mean(part)), n)) ** 2 / part.size
+    var = sum(max(step_sigma(part), width * bernoulli_sigma((float(np.mean(part)) - floor) / width, n)) ** 2 / part.size
               for part in (before, now))
     return var > 0 and (level - float(np.mean(now))) / math.sqrt(var) > Z_LOST
 
 
-def _fall_se(y: np.ndarray, level: float, now: float, n_level: int, n_now: int) -> float:
+def _fall_se(y: np.ndarray, level: float, now: float, n_level: int, n_now: int, n: int | None = None,
+             floor: float = 0.0, width: float = 1.0) -> float:
     """The standard error of a fall from the mean of ``n_level`` rewards to the mean of ``n_now``: the robust step
     noise (the fall itself is not the noise it is judged against), and at least the two-proportion standard error
     at the rewards' resolution n (a one-prompt × 8 reward at 1/8 three times, then 0: the repeats give a step noise
     of 0, and the fall is one completion of 24), pooled rate p̄, √(p̄(1 − p̄)/n·(1/n_level + 1/n_now))."""
     k = math.sqrt(1 / n_level + 1 / n_now)
     se = step_sigma(y) * k
-    n = resolution_samples(y)
     if n is not None:
         pooled = (n_level * level + n_now * now) / (n_level + n_now)
-        se = max(se, bernoulli_sigma(pooled, n) * k)
+        se = max(se, width * bernoulli_sigma((pooled - floor) / width, n) * k)
     return se
 
 
-def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Divergence | None:
+def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float, n: int | None = None
+                    ) -> Divergence | None:
     """The reward fell from its start to near the floor and stays there: every reward of the last MIN_ROWS rows at
     most START_FRACTION of the start's height above the floor, the fall more than Z_LOST standard errors (of the
     robust step noise, and at least the two-proportion standard error at the rewards' resolution n: pooled rate p̄,
@@ -233,13 +237,13 @@ def _lost_its_start(log: RunLog, rows, win, y, floor: float, width: float) -> Di
     after MIN_STEPS steps at the floor."""
     start = y[:START_ROWS]
     w = win.size
-    if rows[0] >= win[0] or rows.size < START_ROWS + w or few_prompts(resolution_samples(y)):
+    if rows[0] >= win[0] or rows.size < START_ROWS + w or few_prompts(n):
         return None         # one or two prompts a step: its first rewards are which prompts came (blown up decides)
     s0, now = float(np.mean(start)), float(np.mean(log.reward[win]))
     if s0 < floor + START_ABOVE * FLOOR_TOL * width or now > floor + START_FRACTION * (s0 - floor) or \
             float(np.max(log.reward[win])) > floor + START_FRACTION * (s0 - floor):
         return None
-    se = _fall_se(y, s0, now, start.size, w)
+    se = _fall_se(y, s0, now, start.size, w, n, floor, width)
     if se <= 0 or (s0 - now) / se <= Z_LOST:
         return None
     zero = _window(log, "frac_reward_zero_std", win)

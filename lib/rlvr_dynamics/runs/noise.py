@@ -150,6 +150,18 @@ def resolution_samples(values) -> int | None:
     return n
 
 
+def unit_rewards(values, reward_bounds: tuple[float, float] | None = None) -> np.ndarray:
+    """The rewards as shares of their declared range, (r − lo)/(hi − lo); the values as given without bounds. A
+    success rate's resolution (:func:`resolution_samples`) and Bernoulli noise (:func:`bernoulli_sigma`) are read on
+    these, so that a reward of ±1 or a sum of four 0/1 terms, declared as such, reads as the success rate it is: a
+    one-prompt × 8 reward of ±1 moves in steps of 2/8, which is eighths of its range."""
+    v = np.asarray(values, dtype=float)
+    if reward_bounds is None:
+        return v
+    lo, hi = float(reward_bounds[0]), float(reward_bounds[1])
+    return (v - lo) / (hi - lo)
+
+
 def bernoulli_sigma(p: float, samples: int | None) -> float:
     """√(p(1 − p)/n): the step noise of a success rate p over n samples; 0 when ``samples`` is None (the
     resolution floor of a reward logged on a grid of 1/n, :func:`resolution_samples`)."""

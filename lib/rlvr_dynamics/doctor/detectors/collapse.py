@@ -14,16 +14,16 @@ Signals
     The training reward only (its step noise σ, the lower reward bound when known, else 0 for a reward never below 0).
 
 Rule (causal: the decision at a logged point uses only the points up to it, and the next one for a confirmation)
-    * σ̂: the robust step noise (:func:`rlvr_dynamics.runs.noise.step_sigma`; the plain std(Δr)/√2 for the
-      adaptive window below, whose mean a heavy-tailed reward's spikes do move) of the rewards *before* the point
-      (the fall itself never inflates the noise it is judged against), at least their standard deviation while
-      there are fewer than SHORT_PREFIX of them, times ``t₀.₉₇₅(k−1)/1.96`` for k first differences (a noise
-      estimate from few points is uncertain: ×2.2 from 3 differences, ×1.15 from 10). For a reward in [0, 1] it is
-      at least ``√(p̄(1 − p̄)/n)`` (:meth:`CollapseTracker.resolution_sigma`), n the least common denominator of the
-      rewards before the point as fractions k/n (n ≤ RESOLUTION_MAX, else no floor) and p̄ their mean: a reward
-      logged as eighths may be the success rate of as few as 8 completions, with that much Bernoulli noise however
-      often the same value repeats (a one-prompt × 8 run at 10 % success logs 0.125 three times, then 0: with σ̂ = 0
-      that was a "collapse").
+    * σ̂: the robust step noise (:func:`rlvr_dynamics.runs.noise.step_sigma`; the plain std(Δr)/√2 for the adaptive
+      window below, whose mean a heavy-tailed reward's spikes do move) of the rewards *before* the point (the fall
+      itself never inflates the noise it is judged against), at least their standard deviation while there are fewer
+      than SHORT_PREFIX of them, times ``t₀.₉₇₅(k−1)/1.96`` for k first differences (a noise estimate from few points is
+      uncertain: ×2.2 from 3 differences, ×1.15 from 10). For a reward in [0, 1], or one read as its share of a declared
+      range (r − lo)/(hi − lo), it is at least ``(hi − lo)·√(p̄(1 − p̄)/n)`` (:meth:`CollapseTracker.resolution_sigma`),
+      n the least common denominator of the shares before the point as fractions k/n (n ≤ RESOLUTION_MAX, else no floor)
+      and p̄ their mean: eighths may be the success rate of 8 completions, with that much Bernoulli noise however often
+      a value repeats (one prompt × 8 at 10 % success logs 0.125 three times, then 0: with σ̂ = 0 that was a "collapse";
+      a ±1 reward declared as such, −0.75 and −1).
     * Floor: the lower reward bound (declared, or 0 while no reward so far lies below 0: a success rate, or a sum of
       terms that are never negative such as a format and a correctness reward of 1 each); else the minimum of the
       trailing mean up to the peak.
@@ -229,9 +229,8 @@ class _Track:
         return self.running_min[min(self.peak_i, len(self.running_min) - 1)]
 
     def push(self, value: float, i: int, full: bool, level: float | None = None) -> None:
-        """Record the trailing mean at point i; only a full window can set the peak, from ``level`` when given (the
-        short track's peak is the running maximum of 3-point medians: one spike of a heavy-tailed reward is not a
-        level the run reached)."""
+        """Record the trailing mean at point i; only a full window sets the peak, from ``level`` when given (the short
+        track's: a running maximum of 3-point medians, as one spike of a heavy-tailed reward is no level reached)."""
         self.hist.append(value)
         self.running_min.append(min(value, self.running_min[-1]) if self.running_min else value)
         level = value if level is None else level
@@ -250,6 +249,8 @@ class CollapseTracker:
 
     def __init__(self, reward_bounds: tuple[float, float] | None = None) -> None:
         self.bounds = reward_bounds
+        self._lo, self._width = (0.0, 1.0) if reward_bounds is None else \
+            (float(reward_bounds[0]), float(reward_bounds[1] - reward_bounds[0]))    # shares of it: unit_rewards
         self._y = np.empty(64)
         self._t: list[int] = []
         self.n = 0
@@ -285,16 +286,17 @@ class CollapseTracker:
         self.n += 1
         if i >= 2:
             self._largest_drop = max(self._largest_drop, float(self._y[i - 2] - self._y[i - 1]))
-        self._unit = self._unit and 0.0 <= value <= 1.0
+        share = (value - self._lo) / self._width
+        self._unit = self._unit and 0.0 <= share <= 1.0
         self._nonneg = self._nonneg and value >= 0.0
         self._step(i)
-        self._note_level(value)
-        self._sum += value
+        self._note_level(share)
+        self._sum += share
 
     def _note_level(self, value: float) -> None:
         """Update :attr:`_samples`, the fewest samples a success rate with every reward so far can average: the least
         common denominator of the rewards as fractions k/n (n ≤ RESOLUTION_MAX; beyond it, or for a reward outside
-        [0, 1], none)."""
+        [0, 1], none). ``value``: the reward as a share of its declared range."""
         if self._samples is None:
             return
         if not 0.0 <= value <= 1.0:
@@ -306,10 +308,10 @@ class CollapseTracker:
             self._samples = None
 
     def resolution_sigma(self, i: int) -> float:
-        """√(p̄(1 − p̄)/n) for a reward in [0, 1] whose rewards before point i are all fractions k/n (n their least
-        common denominator, at most RESOLUTION_MAX), p̄ their mean: the step noise of a success rate over n
-        samples, the fewest a reward at that resolution can average. 0 for other rewards."""
-        return 0.0 if i == 0 else bernoulli_sigma(self._sum / i, self._samples)
+        """√(p̄(1 − p̄)/n)·(hi − lo) for a reward whose shares of its range before point i are all fractions k/n (n
+        their least common denominator, at most RESOLUTION_MAX), p̄ their mean: the step noise of a success rate over
+        n samples, the fewest a reward at that resolution can average. 0 for other rewards."""
+        return 0.0 if i == 0 else self._width * bernoulli_sigma(self._sum / i, self._samples)
 
     def _step(self, i: int) -> None:
         y, bounds, unit, short, long_ = self._y[: i + 1], self.bounds, self._unit, self._short, self._long
@@ -360,7 +362,7 @@ class CollapseTracker:
         if self._armed and self._from_start and self._pending is None and i >= FIRST_POINT:
             floor = float(bounds[0]) if bounds is not None else (0.0 if unit else None)
             fall = None if floor is None else \
-                fall_from_start(y, i, floor, self.resolution_sigma(i), self._samples)
+                fall_from_start(y, i, floor, self.resolution_sigma(i), self._samples, (self._lo, self._width))
             if fall is not None:
                 level, half, value, start = fall
                 self._pending = dict(step=t_i, peak=level, peak_step=self._t[start],
@@ -378,9 +380,8 @@ class CollapseTracker:
 
 
 def _trailing_mean(y: np.ndarray, i: int, w: int) -> float:
-    """The mean of the last ``w`` rewards up to point i: the trailing means the rule tests, and the one a recovery is
-    read on, the open event's window (the noise that hid a fall on shorter means cannot fake the rise back: one
-    solved prompt of a collapsed one-prompt run lifts a 2-point mean over the line)."""
+    """The mean of the last ``w`` rewards up to point i: the means the rule tests, and the one a recovery is read on
+    (the open event's window: the noise that hid a fall on shorter means cannot fake the rise back)."""
     return float(np.mean(y[max(0, i - w + 1): i + 1]))
 
 
@@ -399,8 +400,7 @@ def collapse_events(steps, reward, reward_bounds: tuple[float, float] | None = N
 
     ``steps``/``reward``: the logged points (non-finite rewards are dropped); ``reward_bounds``: the declared
     bounds, or None (then the floor is 0 while no reward so far lies below 0, else the trailing mean's minimum up to
-    its peak). The last event is ``"pending"`` when the halving is at the last point.
-    """
+    its peak). The last event is ``"pending"`` when the halving is at the last point."""
     t = np.asarray(steps, dtype=float)
     y = np.asarray(reward, dtype=float)
     if t.shape != y.shape or t.ndim != 1:

@@ -229,7 +229,8 @@ def start_level_z(y: np.ndarray, i: int, level: float, sigma_floor: float = 0.0,
 
 
 def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.0,
-                    samples: int | None = None) -> tuple[float, float, float, int] | None:
+                    samples: int | None = None, scale: tuple[float, float] = (0.0, 1.0)
+                    ) -> tuple[float, float, float, int] | None:
     """A fall from the run's start at point i (:mod:`.collapse`'s docstring): the 2-point mean below the half line
     ``floor + ½·(m₃ − floor)`` of the start level m₃ (the median of the first 3 rewards), and either every reward so
     far trending down by :func:`start_trend_p` at :data:`START_TREND_ALPHA`, or the start level
@@ -238,11 +239,14 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
     completions a step, shown by the rewards after the start (:func:`grid_shown`). On such a grid the first reward alone
     is a start level too, when no reward since rose above it, the 2-point mean is below half of it and it lies
     :data:`START_FIRST_Z` standard errors above the rewards after it (a model broken by its first update). Returns
-    (start level, half line, 2-point mean, index of the start level's reward), or None when it does not hold."""
+    (start level, half line, 2-point mean, index of the start level's reward), or None when it does not hold.
+    ``scale``: (lo, width) of the declared bounds; the grid is read on (y − lo)/width
+    (:func:`rlvr_dynamics.runs.noise.unit_rewards`)."""
     value = float(y[i - 1] + y[i]) / 2
+    share = (y[: i + 1] - scale[0]) / scale[1]
     level = float(np.median(y[:3]))
     half = floor + 0.5 * (level - floor)
-    grid = on_completion_grid(grid_shown(y[3: i + 1], samples))
+    grid = on_completion_grid(grid_shown(share[3:], samples))
     # one or two prompts a step: the trend alone decides, tested at every point of the start, and the first rewards
     # are whichever prompts came: its level is shared among the points tested so far (Bonferroni)
     alpha = START_TREND_ALPHA / max(1, i - 2) if few_prompts(samples) else START_TREND_ALPHA
@@ -253,7 +257,7 @@ def fall_from_start(y: np.ndarray, i: int, floor: float, sigma_floor: float = 0.
     first = float(y[0])
     half = floor + 0.5 * (first - floor)
     if first > floor and value < half and float(np.max(y[1: i + 1])) <= first and \
-            on_completion_grid(grid_shown(y[1: i + 1], samples)) and \
+            on_completion_grid(grid_shown(share[1:], samples)) and \
             start_level_z(y, i, first, sigma_floor, first=1) >= START_FIRST_Z:
         return first, half, value, 0
     return None

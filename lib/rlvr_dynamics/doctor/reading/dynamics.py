@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from ...runs.noise import ceiling_text, noise_ceiling, resolution_samples, step_sigma
+from ...runs.noise import ceiling_text, noise_ceiling, resolution_samples, step_sigma, unit_rewards
 from ..detectors.own_rewards import few_prompts
 
 __all__ = ["DynamicsReading", "read_dynamics", "VERDICTS"]
@@ -334,7 +334,7 @@ def _growth_holds(t: np.ndarray, y: np.ndarray, reward_bounds) -> bool:
     reads ``unstable`` too, tested only for a success rate of few completions a step (:func:`few_prompts`; a
     continuous reward or a grid of 32 or more accumulates evidence with its last point) and while that shorter curve
     still has :data:`MIN_POINTS`."""
-    if t.size - HOLD_OUT_POINTS < MIN_POINTS or not few_prompts(resolution_samples(y)):
+    if t.size - HOLD_OUT_POINTS < MIN_POINTS or not few_prompts(resolution_samples(unit_rewards(y, reward_bounds))):
         return True
     return read_dynamics(t[:-HOLD_OUT_POINTS], y[:-HOLD_OUT_POINTS], reward_bounds, _hold_out=False).unstable
 
