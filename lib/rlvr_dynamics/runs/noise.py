@@ -118,18 +118,25 @@ RESOLUTION_MAX = 1024
 """Rewards whose least common denominator as fractions k/n exceeds this are continuous: no resolution floor."""
 
 
+FLOAT32_REL = 2.0 ** -24
+"""A value stored as a 32-bit float is within this fraction of itself of the number it was (half its unit in the last
+place, at most): TensorBoard event files keep 32-bit floats, so 1/6 is read back as 0.16666667163 and 31/80 (TRL's
+``logging_steps = 10`` over 8 completions) as 0.38749998808."""
+
+
 @functools.lru_cache(maxsize=4096)
 def value_denominator(value: float) -> int | None:
-    """The smallest n ≤ :data:`RESOLUTION_MAX` with ``value = k/n`` (within 1e-9), or None. Memoised: a reward on a
-    grid repeats a few values (the collapse tracker asks at every logged point).
+    """The smallest n ≤ :data:`RESOLUTION_MAX` with ``value = k/n`` within float32's rounding
+    (:data:`FLOAT32_REL`·|value|, at least 1e-9), or None. Memoised: a reward on a grid repeats a few values (the
+    collapse tracker asks at every logged point).
 
-    >>> value_denominator(0.375), value_denominator(0.6345501542)
-    (8, None)
+    >>> value_denominator(0.375), value_denominator(0.16666667163372), value_denominator(0.6345501542)
+    (8, 6, None)
     """
     from fractions import Fraction
 
     f = Fraction(float(value)).limit_denominator(RESOLUTION_MAX)
-    return f.denominator if abs(float(f) - value) <= 1e-9 else None
+    return f.denominator if abs(float(f) - value) <= max(1e-9, FLOAT32_REL * abs(value)) else None
 
 
 def resolution_samples(values) -> int | None:
