@@ -59,3 +59,15 @@ def test_sub_rewards_sum_into_format_and_correctness():
 def test_an_unknown_signal_is_refused():
     with pytest.raises(ValueError, match="unknown signal"):
         S.signal(_log(reward=[0, 1, 2]), "temperature")
+
+
+def test_a_new_evaluation_is_a_new_eval_step_not_a_row_after_a_gap():
+    """The project's metrics.csv repeats the last evaluation on every row with its ``eval_step``. A row without one
+    (another logger's row in between) made the repeat after it a new evaluation, so one evaluation counted many
+    times and its mean of three had no noise: 31 of 130 healthy development runs, with such a row after every fifth,
+    read ``hacking suspected``."""
+    nan = np.nan
+    eval_step = [nan, 10, 10, nan, 10, 20, 20, nan, nan, 20, 30]
+    e = [nan, 0.5, 0.5, nan, 0.5, 0.6, 0.6, nan, nan, 0.6, 0.55]
+    log = _log(reward=[0.1] * len(e), eval_reward=e, eval_step=eval_step)
+    assert S.evaluation_rows(log, np.asarray(e, float)).tolist() == [1, 5, 10]

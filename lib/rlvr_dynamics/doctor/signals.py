@@ -105,8 +105,12 @@ def evaluation_rows(log: RunLog, e: np.ndarray) -> np.ndarray:
     ok = np.isfinite(e)
     es = log.series.get("eval_step")
     if es is not None and np.isfinite(es).any():
-        prev = np.concatenate([[np.nan], es[:-1]])
-        ok &= np.isfinite(es) & (es != prev)
+        # compared with the last eval_step logged before, not the row before: a row without one (a row another
+        # logger wrote in between) would make the repeated evaluation after it a new one
+        fin = np.isfinite(es)
+        last = np.maximum.accumulate(np.where(fin, np.arange(es.size), -1))
+        prev = np.concatenate([[np.nan], np.where(last[:-1] >= 0, es[np.maximum(last[:-1], 0)], np.nan)])
+        ok &= fin & (es != prev)
     return np.flatnonzero(ok)
 
 
