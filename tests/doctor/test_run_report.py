@@ -147,6 +147,28 @@ def test_reward_range_flag_bounds_the_report(tmp_path, capsys):
     assert "no reward bounds known" not in capsys.readouterr().out
 
 
+def test_a_reward_within_plus_minus_one_is_told_which_range_to_declare(tmp_path, capsys):
+    """A reward of +1 right, -1 wrong (one prompt × 8 here) has no known bounds; the read note says that every reward
+    lies in [-1, 1] and that ``--reward-range -1 1`` reads it as the success rate it maps to; declared, the status is
+    the success rate's."""
+    from rlvr_dynamics.cli import main
+
+    rng = np.random.default_rng(3)
+    steps = np.arange(1, 121)
+    share = rng.binomial(8, np.linspace(0.2, 0.6, steps.size)) / 8
+    p, q = tmp_path / "pm1.csv", tmp_path / "share.csv"
+    p.write_text("step,reward\n" + "".join(f"{s},{2 * r - 1}\n" for s, r in zip(steps, share)))
+    q.write_text("step,reward\n" + "".join(f"{s},{r}\n" for s, r in zip(steps, share)))
+    assert main(["fit", str(p), "--quick"]) == 0
+    note = [ln for ln in capsys.readouterr().out.splitlines() if "no reward bounds known" in ln]
+    assert len(note) == 1 and "every reward lies in [-1, 1]" in note[0] and "--reward-range -1 1" in note[0]
+    assert main(["fit", str(p), "--reward-range", "-1", "1", "--quick", "--json"]) == 0
+    declared = json.loads(capsys.readouterr().out)["status"]
+    assert main(["fit", str(q), "--quick", "--json"]) == 0
+    as_share = json.loads(capsys.readouterr().out)["status"]
+    assert (declared["state"], declared["step"]) == (as_share["state"], as_share["step"])
+
+
 def test_plateau_only_when_the_curve_has_reached_it():
     """A first-order curve that has covered 1 − e^{−1.5} ≈ 78 % of its rise has no identified plateau (the report says
     it is still rising); after 1 − e^{−4} ≈ 98 % the plateau is the law's R∞."""

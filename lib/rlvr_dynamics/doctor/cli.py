@@ -99,9 +99,12 @@ def no_bounds_note(reward) -> str:
     floor = ("none below 0: a collapse is measured from 0, as for a sum of terms that are never negative; the groups "
              "read as solved come from the run itself" if min(vals) >= 0 else
              "the floor a collapse is measured from and the groups read as solved come from the run itself")
-    return (f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, not all in [0, 1]; {floor}); "
-            "--reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each, -1 1 for a reward of "
-            "±1) reads them from the bounds, and reads the reward as a share of its range, as a success rate is read")
+    flag = ("every reward lies in [-1, 1]: for a reward of +1 for a right answer and -1 for a wrong one, "
+            "--reward-range -1 1 reads it as the success rate it maps to, its floor at -1"
+            if min(vals) >= -1 and max(vals) <= 1 else
+            "--reward-range LO HI (e.g. 0 2 for a format and a correctness reward of 1 each) reads them from the "
+            "bounds, and reads the reward as a share of its range, as a success rate is read")
+    return f"no reward bounds known (rewards {_g(min(vals))} to {_g(max(vals))}, not all in [0, 1]; {floor}); {flag}"
 
 
 def stop_record(path: str, source: str) -> dict | None:
