@@ -54,9 +54,9 @@ def test_unit_rewards_are_shares_of_the_declared_range():
 @pytest.mark.parametrize("a, b", MAPS)
 def test_a_declared_scale_reads_as_the_success_rate(a, b):
     """Status (state and step) and collapse events are the same for a·r + b with bounds (b, a + b) as for r in
-    [0, 1]: a collapse from the first update of a tiny model at a high learning rate (read ``diverged`` at every
-    other scale before the resolution was read on shares: its one-prompt guard and Bernoulli floor saw no grid),
-    and a noisy healthy one-prompt run."""
+    [0, 1]: a collapse from the first update of a tiny model at a high learning rate (before the resolution was read
+    on shares it read ``diverged`` at step 2 at three of these scales and ``collapsed`` 15 steps late at ×10: its
+    guards and Bernoulli floor saw no grid), and a noisy healthy one-prompt run."""
     logs = [load_log(RUNS / "p2-lr-25ca9def36" / "metrics.csv"), _one_prompt(10, 120)]
     for log in logs:
         want = decide_status(log, (0.0, 1.0))
