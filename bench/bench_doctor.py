@@ -48,7 +48,8 @@ TOOL_SOURCES = ("bench/doctor_eval/corpus.py", "bench/doctor_eval/corpus_run.py"
                 "bench/doctor_eval/forecasts.py", "bench/doctor_eval/reading.py", "bench/doctor_eval/detectors.py",
                 "bench/doctor_eval/live.py", "bench/doctor_eval/failures.py", "lib/rlvr_dynamics/doctor/precursors.py",
                 "lib/rlvr_dynamics/doctor/status.py", "lib/rlvr_dynamics/doctor/pipeline.py",
-                "lib/rlvr_dynamics/doctor/divergence.py", "lib/rlvr_dynamics/doctor/warning_rule.py")
+                "lib/rlvr_dynamics/doctor/divergence.py", "lib/rlvr_dynamics/doctor/warning_rule.py",
+                "lib/rlvr_dynamics/doctor/declared_range.py")
 """The files whose behaviour the tables describe (repository paths; a ``*`` pattern stands for its files in name
 order): their hash is written with the tables."""
 

@@ -115,7 +115,8 @@ def test_every_state_is_walked():
 def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(name):
     """Each state of the vocabulary through every renderer: the text's first line, the JSON, the HTML page and the
     live doctor's ``dynamics/status`` code name the same state; a failure state carries its action everywhere; a
-    state the reading skips has no plateau and no law reading; the figure draws the text's forecast."""
+    state the reading skips has no plateau and no law reading; the figure draws the text's forecast, and a run too
+    short to read has none anywhere."""
     from rlvr_dynamics.doctor.live import RunDoctor
     from rlvr_dynamics.doctor.status import ACTIONS, NEVER_LEFT_FLOOR_ACTION, STATES
 
@@ -123,11 +124,6 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     steps = np.arange(1, reward.size + 1)
     log = RunLog(name, steps, {"reward": reward, **extra}, "reward")
     state = name.split("-")[0]
-    if state == "too short":
-        from rlvr_dynamics.doctor.status import decide_status
-
-        assert decide_status(log, bounds).state == "too short"
-        return
     report = fit_run(log, forecast_steps=[reward.size + 20], p1_laws=False,
                      reward_bounds=bounds if bounds is not None else "auto")
     st = report["status"]
@@ -144,8 +140,14 @@ def test_every_state_reads_the_same_in_text_json_html_figure_and_live_fields(nam
     assert f"status: {state.upper()}" in page
     h = reward.size + 20
     fig = hr.report_figure(log, report)
-    value, (low, high) = report["forecast"][h], report["forecast_interval"][h]
-    assert fig.rlvr_forecast == {h: (value, low, high)}
+    if state == "too short":        # no forecast and no interval from 3 rewards: none in the text, JSON or figure
+        assert report["forecast"] == {} and js["forecast"] == {} and report["forecast_law"].startswith("none: ")
+        assert "  forecast: none — 3 logged reward(s)" in text and "forecast at step" not in text + page
+        assert fig.rlvr_forecast == {} and not [a for ax in fig.axes for a in ax.get_legend_handles_labels()[1]
+                                                if "forecast" in a]
+    else:
+        value, (low, high) = report["forecast"][h], report["forecast_interval"][h]
+        assert fig.rlvr_forecast == {h: (value, low, high)}
     doc = RunDoctor(every=10 ** 9, reward_bounds=bounds, reward_column="reward")
     fields = {}
     for i, s in enumerate(steps):

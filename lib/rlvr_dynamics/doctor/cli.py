@@ -93,9 +93,23 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
             f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
 
 
-def no_bounds_note(reward) -> str:
-    """The read note of a run whose reward has no known bounds (none declared, a reward outside [0, 1] logged)."""
+def no_bounds_note(reward, steps=None) -> str:
+    """The read note of a run whose reward has no known bounds (none declared, a reward outside [0, 1] logged). When
+    all but a few rewards (as few as :func:`.declared_range.read_with_declared_range` reads as missing) lie in
+    [0, 1], it names them and ``--reward-range 0 1``, which reads them as missing."""
+    import numpy as np
+
+    from .declared_range import GLITCH_SHARE, GLITCHES_ALLOWED, outside_declared_range
+
     vals = [float(x) for x in reward if math.isfinite(x)]
+    out = outside_declared_range(np.asarray(vals), (0.0, 1.0))
+    if 0 < out.size <= max(GLITCHES_ALLOWED, math.floor(GLITCH_SHARE * len(vals))):
+        at = np.flatnonzero(np.isfinite(np.asarray(reward, dtype=float)))[out]
+        where = ", ".join(f"{_g(vals[i])}" + (f" at step {int(steps[j])}" if steps is not None else "")
+                          for i, j in zip(out, at))
+        return (f"no reward bounds known: every reward lies in [0, 1] but {where}; if the reward is a success "
+                f"rate, --reward-range 0 1 reads {'that one' if out.size == 1 else 'those'} as missing (a logging "
+                "glitch?), where now it sets the scale of every reading")
     floor = ("none below 0: a collapse is measured from 0, as for a sum of terms that are never negative; the groups "
              "read as solved come from the run itself" if min(vals) >= 0 else
              "the floor a collapse is measured from and the groups read as solved come from the run itself")
@@ -163,6 +177,7 @@ def _cmd_many(paths: list[str], args: argparse.Namespace) -> int:
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     from ..runs.logs import load_log
+    from .declared_range import read_with_declared_range
     from .pipeline import build_report
     from .render.json import to_json
     from .render.text import format_report, short_report
@@ -192,8 +207,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     flags = {"momentum": args.momentum, "refresh_interval": args.refresh_interval, "learning_rate": None,
              "num_generations": None}
     hp, notes = merge(flags, hyperparameters_beside(log.source, args.log) if not args.no_config else {})
+    bounds = _reward_bounds(args)
+    if bounds != "auto":        # rewards outside a declared range: read as missing, or the range dropped; the figure
+        log, kept = read_with_declared_range(log, bounds)             # draws the rewards the report read
+        bounds = "auto" if kept is None else kept
     try:
-        built = build_report(log, reward_bounds=_reward_bounds(args),
+        built = build_report(log, reward_bounds=bounds,
                              momentum=hp["momentum"] if hp["refresh_interval"] is not None else None,
                              refresh_interval=hp["refresh_interval"],
                              forecast_steps=args.forecast or [default_forecast_step(log.reward_curve()[0])],
@@ -211,7 +230,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     built.hyperparameters = {**hp, "notes": notes}
     built.read_notes, built.segments = list(log.read_notes), list(log.segments)
     if args.reward_range is None and built.reward_bounds is None:
-        built.read_notes.append(no_bounds_note(log.reward_curve()[1]))
+        built.read_notes.append(no_bounds_note(log.reward_curve()[1], log.reward_curve()[0]))
     report = built.to_dict()
     if args.html or args.png:
         from .render.html import write_report

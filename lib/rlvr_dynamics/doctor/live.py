@@ -36,7 +36,8 @@ Args:
         more than ``too short``). The first report comes at the first ``update`` where both hold: ``every`` calls
         since the last report, and ``min_points`` rewards logged.
     reward_bounds: declared (lo, hi) of the reward; default: (0, 1) while every reward so far lies in [0, 1] (the
-        default of ``rlvr-dynamics fit``, applied to the detectors and fits alike).
+        default of ``rlvr-dynamics fit``, applied to the detectors and fits alike). Rewards outside a declared range
+        are read as ``fit --reward-range`` reads them (:mod:`.declared_range`): a few as missing, more drop the range.
 
 **The stop rule** (``stop_on_instability=True``; checked at every ``update`` on the causal status and detectors,
 so the run stops at the step where the rule fires, not at the next report). Stop when
@@ -135,6 +136,7 @@ from ..runs.logs import REWARD_COLUMNS, REWARD_LIMIT, VALUE_LIMIT, RunLog
 from ..runs.noise import noise_ceiling
 from . import detectors as diag
 from . import precursors as pre
+from .declared_range import read_with_declared_range
 from .detectors.collapse import FIRST_POINT, CollapseTracker
 from .growing_columns import GrowingColumns
 from .reading import response_laws as rl
@@ -167,7 +169,10 @@ class RunDoctor:
             raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
         self.every, self.refresh_interval = every, refresh_interval
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
-        self.reward_bounds = reward_bounds
+        self.reward_bounds = None if reward_bounds is None else (float(reward_bounds[0]), float(reward_bounds[1]))
+        self._bounds = self.reward_bounds
+        """The range the doctor reads under now: the declared one, or None once the rewards so far drop it
+        (:func:`~.declared_range.read_with_declared_range`, as ``fit`` reads the log so far)."""
         self._rows: dict[int, dict[str, float]] = {}
         self._columns, self._last_step = GrowingColumns(), -math.inf     # log() without a rebuild (None: rebuild)
         self._since = 0
@@ -186,7 +191,7 @@ class RunDoctor:
         """The run's status after the latest update with a reward (None before the first)."""
         self._status_rewards = 0
         self._report_rows = -1             # rows recorded at the latest report
-        self._tracker = CollapseTracker(reward_bounds)
+        self._tracker = CollapseTracker(self._bounds)
         self._fed: list[int] = []          # the reward steps fed to the tracker, in order
         self._cross: dict[str, np.ndarray] | None = None
 
@@ -215,13 +220,14 @@ class RunDoctor:
             return False
         steps, reward = log.reward_curve()
         k = len(self._fed)
-        if k > len(steps) or list(steps[:k]) != self._fed:     # a step logged out of order: start again
-            self._tracker, self._fed, k = CollapseTracker(self.reward_bounds), [], 0
+        if k > len(steps) or list(steps[:k]) != self._fed or self._tracker.bounds != self._bounds:
+            # a step logged out of order, a reward outside the declared range read as missing, or the range dropped
+            self._tracker, self._fed, k = CollapseTracker(self._bounds), [], 0
         for st, r in zip(steps[k:], reward[k:]):
             self._tracker.push(int(st), float(r))
             self._fed.append(int(st))
-        self._cross = pre.crossings(log, self.reward_bounds)
-        self.status = decide_status(log, self.reward_bounds, stop=self.stop_reason, events=self._tracker.events,
+        self._cross = pre.crossings(log, self._bounds)
+        self.status = decide_status(log, self._bounds, stop=self.stop_reason, events=self._tracker.events,
                                     cross=self._cross)
         return True
 
@@ -272,7 +278,9 @@ class RunDoctor:
         steps, series = self._columns.arrays()
         if self.reward_column not in series:
             return None
-        return RunLog("live", steps, series, self.reward_column)
+        log, self._bounds = read_with_declared_range(RunLog("live", steps, series, self.reward_column),
+                                                     self.reward_bounds)
+        return log
 
     # ------------------------------------------------------------------------------------------------- stopping
     def _check_stop(self) -> None:
@@ -287,13 +295,13 @@ class RunDoctor:
             rule = "collapse" if st.state == "collapsed" else "diverged"
             self.stop_reason = {"rule": rule, "step": now, "numbers": dict(st.numbers, halving_step=st.step),
                                 "text": f"doctor stop at step {now}: {st.state} — {st.evidence}; {st.action}"}
-            self.status = decide_status(log, self.reward_bounds, stop=self.stop_reason,
+            self.status = decide_status(log, self._bounds, stop=self.stop_reason,
                                         events=self._tracker.events, cross=self._cross)
             return
         if int(np.isfinite(log.reward).sum()) < diag.SIGMA_FIRST:
             return
         now, warning = int(log.steps[-1]), self._collapse_warning(log)
-        dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self.reward_bounds,
+        dets = {"dynamical_instability": diag.detect_dynamical_instability(log, None, None, self._bounds,
                                                                            reading=False, warning=warning),
                 "collapse_warning": warning}
         for name, d in dets.items():
@@ -304,10 +312,10 @@ class RunDoctor:
     def _collapse_warning(self, log: RunLog) -> diag.Detection:
         """The ``collapse_warning`` detector on the log so far, from the tracker's events and the crossings."""
         if self._cross is None or len(self._fed) != int(np.isfinite(log.reward).sum()):
-            return diag.detect_collapse(log, self.reward_bounds)
+            return diag.detect_collapse(log, self._bounds)
         if any(v.size != log.steps.size for v in self._cross.values()):      # rows without a reward since
-            self._cross = pre.crossings(log, self.reward_bounds)
-        return diag.detect_collapse(log, self.reward_bounds, collapses=self._tracker.events, cross=self._cross)
+            self._cross = pre.crossings(log, self._bounds)
+        return diag.detect_collapse(log, self._bounds, collapses=self._tracker.events, cross=self._cross)
 
     def _apply_stop_rule(self, log: RunLog) -> None:
         if self.should_stop or not self.stop_on_instability:
@@ -354,13 +362,13 @@ class RunDoctor:
         steps, reward = log.reward_curve()
         if reward.size < max(self.min_points, 2):
             return {}
-        fit_bounds = self.reward_bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
+        fit_bounds = self._bounds or ((0.0, 1.0) if reward.min() >= 0 and reward.max() <= 1 else None)
         # the same reading as `rlvr-dynamics fit` (report.fit_run): the law read with evidence, its plateau only
         # when identified, the stability margin only for a stable or unstable verdict
         from .pipeline import fit_run
 
         fits = rl.fit_response_laws(steps, reward, reward_bounds=fit_bounds)   # shared by the report and (d)
-        rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=self.reward_bounds or "auto",
+        rep = fit_run(log, refresh_interval=self.refresh_interval, reward_bounds=self._bounds or "auto",
                       p1_laws=False, diagnostics=False, fits=fits, stop=self.stop_reason)
         self._update_status()
         out: dict[str, float] = self._status_fields()

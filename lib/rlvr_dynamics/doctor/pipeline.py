@@ -19,6 +19,7 @@ import numpy as np
 from .._checks import check_in_range, check_int
 from ..runs.logs import RunLog
 from ..runs.noise import noise_ceiling
+from .declared_range import read_with_declared_range
 from .reading.oscillator import read_oscillator
 from .report import Report
 
@@ -74,8 +75,10 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
     stable / unstable / undetermined / noise only, with why), which leads the regime sentence; ``plateau`` (None with
     a note outside the plausible band, :data:`PLATEAU_BAND`); ``diagnostics`` — P1's four detectors and the collapse
     warning (:mod:`.detectors`). ``fits``: a :func:`~.reading.response_laws.fit_response_laws` result for this log's reward with
-    the same bounds, to save a refit (the live doctor shares it with its detectors). ValueError when ``momentum`` is
-    given without ``refresh_interval`` (it would be ignored).
+    the same bounds, to save a refit (the live doctor shares it with its detectors). A declared ``reward_bounds`` pair
+    is read under :func:`.declared_range.read_with_declared_range`: a few rewards outside it are read as missing, more
+    drop it (``read_notes`` then says which). ValueError when ``momentum`` is given without ``refresh_interval`` (it
+    would be ignored).
     """
     from ..p1 import laws
     from . import detectors as diag
@@ -94,6 +97,10 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         check_int("forecast step", s, 0)
     from .status import decide_status, status_detections
 
+    given = log
+    if reward_bounds is not None and not isinstance(reward_bounds, str):     # a declared range: its glitches, or dropped
+        log, kept = read_with_declared_range(log, resolve_reward_bounds(log.reward, reward_bounds))
+        reward_bounds = "auto" if kept is None else kept
     steps, reward = log.reward_curve()
     t = steps - steps[0]
     bounds = resolve_reward_bounds(reward, reward_bounds)
@@ -113,7 +120,7 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
     not_read = status.state in NOT_READ
     report = Report(source=log.source, reward_column=log.reward_column, n_points=int(len(t)),
                     first_step=int(steps[0]), last_step=int(steps[-1]), reward_bounds=bounds,
-                    status=status.to_dict())
+                    status=status.to_dict(), read_notes=None if log is given else list(log.read_notes))
     if p1_laws and not not_read:      # P1's laws describe a rise to a plateau, not a collapse
         comparison = fit_laws(log, reward_bounds=reward_bounds, seed=seed)
         three, single = comparison["three_phase"], comparison["single_exponential"]
@@ -163,7 +170,10 @@ def build_report(log: RunLog, *, momentum: float | None = None, refresh_interval
         response = {"preferred": None, "laws": {}, "note": f"no law is read: {why}"}
         report.plateau = {"value": None, "sd": None, "law": None, "status": None, "note": f"no plateau: {why}"}
     report.response = response
-    if forecast_steps:
+    if forecast_steps and status.state == "too short":     # no forecast, and no interval, from under 4 rewards
+        report.forecast_law = f"none: {status.evidence}"
+        report.forecast, report.forecast_interval = {}, {}
+    elif forecast_steps:
         report.forecast_law = ("level since the collapse (persistence)" if status.state in ("collapsed", "diverged") else
                                "current level, down to the floor (collapsing)" if status.state == "collapsing" else
                                "recent trend, continued (falling)" if status.state == "falling" else None)

@@ -48,7 +48,9 @@ class Report:
     """The second-order response laws and the reading of the preferred one."""
     forecast_law: str | None = None
     """What the forecast extends: the level since a collapse, the current level down to the floor, the recent trend
-    of a falling run, else the rolling-origin weighted candidates (:mod:`~.forecast`) with the one weighted most."""
+    of a falling run, else the rolling-origin weighted candidates (:mod:`~.forecast`) with the one weighted most;
+    ``"none: …"`` with why when there is no forecast (a ``too short`` run: under 4 rewards no level or interval can
+    be told, and ``forecast`` is empty)."""
     forecast: dict[int, float] | None = None
     """Forecast reward at each requested step (None: no step requested)."""
     forecast_interval: dict[int, list[float]] | None = None
@@ -59,7 +61,8 @@ class Report:
     """η, μ, K_ref used and where they were read (``rlvr-dynamics fit`` sets it; None: not given)."""
     read_notes: list[str] | None = None
     """What reading the log did beyond reading (:attr:`~rlvr_dynamics.runs.logs.RunLog.read_notes`: the segments
-    combined, gaps, dropped reward cells, inferred steps; ``rlvr-dynamics fit`` sets it; None: not given)."""
+    combined, gaps, dropped reward cells, inferred steps; ``rlvr-dynamics fit`` sets it, and so does
+    :func:`~.pipeline.build_report` when rewards outside a declared range changed the reading; None: not given)."""
     segments: list[dict[str, Any]] | None = None
     """The sources read, oldest first (:attr:`~rlvr_dynamics.runs.logs.RunLog.segments`; None: not given)."""
 

@@ -47,6 +47,7 @@ def short_report(report: dict[str, Any]) -> str:
     if plateau and plateau.get("value") is not None:
         lines.append(f"  plateau R∞ = {fmt_pm(plateau['value'], plateau['sd'])}" +
                      (f": {plateau['note']}" if plateau.get("from") == "status" else f" ({plateau['law']} law)"))
+    lines += _no_forecast(report)
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
         lines.append(f"  forecast at step {step}: {_n(value, '.4g')}" +
@@ -151,6 +152,7 @@ def _format_rest(report: dict[str, Any], lines: list[str]) -> str:
                       f" ({plateau['law']}, {plateau['status']})"))
     elif plateau:
         lines.append(f"  plateau: {plateau['note']}")
+    lines += _no_forecast(report)
     named = str(report.get("forecast_law")).startswith(("level", "current"))    # a collapsed or collapsing run's level
     for step, value in report.get("forecast", {}).items():
         iv = report.get("forecast_interval", {}).get(step)
@@ -200,3 +202,10 @@ def _pm(value, se) -> str:
     if not math.isfinite(se) or se > NOT_IDENTIFIED_RATIO * max(abs(value), 1e-12):
         return "±n/a (not identified)"
     return f"±{_f(se)}"
+
+
+def _no_forecast(report: dict[str, Any]) -> list[str]:
+    """``forecast: none — …`` where the report gives no forecast and says why (a ``too short`` run)."""
+    law = str(report.get("forecast_law"))
+    return [f"  forecast: none — {law[len('none: '):]}"] if law.startswith("none: ") and not report.get("forecast") \
+        else []
