@@ -135,3 +135,12 @@ def test_a_declared_range_every_reward_keeps_reads_as_before(bounds):
     y = _rising() if bounds[0] == 0 else 2 * _rising() - 1
     got = fit_run(_log(y), forecast_steps=[220], p1_laws=False, reward_bounds=bounds)
     assert "read_notes" not in got and got["reward_bounds"] == bounds
+
+
+@pytest.mark.parametrize("bounds", [(0, float("inf")), (1, 0), (float("nan"), 1), "0,1", (0, 1, 2)])
+def test_a_bad_live_range_is_refused_when_the_doctor_is_made(bounds):
+    """A range ``fit`` would refuse is refused by ``RunDoctor(...)`` itself, before training starts: (0, inf) was
+    accepted there and raised at the first report, in the middle of a run."""
+    with pytest.raises(ValueError, match="reward_bounds must be"):
+        RunDoctor(reward_bounds=bounds)
+    assert RunDoctor(reward_bounds=[0, 1]).reward_bounds == (0.0, 1.0)

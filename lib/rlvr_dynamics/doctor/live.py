@@ -165,11 +165,15 @@ class RunDoctor:
         min_points = FIRST_POINT + 1 if min_points is None else min_points
         if not isinstance(min_points, int) or min_points < 2:
             raise ValueError(f"min_points must be an integer ≥ 2, got {min_points!r}")
-        if reward_bounds is not None and not (len(reward_bounds) == 2 and reward_bounds[0] < reward_bounds[1]):
-            raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
+        if reward_bounds is not None:             # refused here, never at an update in the middle of training
+            from .pipeline import resolve_reward_bounds
+
+            if isinstance(reward_bounds, str):
+                raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
+            reward_bounds = resolve_reward_bounds(np.zeros(0), reward_bounds)
         self.every, self.refresh_interval = every, refresh_interval
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
-        self.reward_bounds = None if reward_bounds is None else (float(reward_bounds[0]), float(reward_bounds[1]))
+        self.reward_bounds = reward_bounds
         self._bounds = self.reward_bounds
         """The range the doctor reads under now: the declared one, or None once the rewards so far drop it
         (:func:`~.declared_range.read_with_declared_range`, as ``fit`` reads the log so far)."""
