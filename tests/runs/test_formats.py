@@ -44,6 +44,19 @@ def test_step_column_is_case_insensitive(tmp_path):
     _assert_same(load_log(p), "Reward")
 
 
+def test_a_spreadsheet_csv_with_semicolons_and_decimal_commas(tmp_path):
+    """A CSV saved by a spreadsheet in a locale whose decimal mark is a comma: ``Step;reward`` and ``0,125``. It read
+    as one column named ``step;reward`` (no step column); now as the comma file does, and a tab-separated one too."""
+    p = tmp_path / "m.csv"
+    p.write_text("Step;reward;note\n" + "".join(f"{s};{str(r).replace('.', ',')};a,b\n" for s, r in zip(STEPS, REWARDS)))
+    _assert_same(load_log(p), "reward")
+    p.write_text("Step\treward\n" + "".join(f"{s}\t{r}\n" for s, r in zip(STEPS, REWARDS)))
+    _assert_same(load_log(p), "reward")
+    p.write_text("step;reward\n1;1e-1\n2;2,5e-1\n3;-0,5\n4;n/a\n5;0,75\n")
+    log = load_log(p)
+    assert log.reward[:3].tolist() == [0.1, 0.25, -0.5] and np.isnan(log.reward[3]) and log.reward[4] == 0.75
+
+
 def test_trl_output_dir_reads_the_latest_checkpoint(tmp_path):
     for n, upto in ((4, 4), (8, 8)):
         ck = tmp_path / f"checkpoint-{n}"

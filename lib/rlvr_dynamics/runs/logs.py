@@ -6,7 +6,8 @@ Supported inputs (auto-detected from the file or folder):
   entries are kept as their own columns), or a checkpoint folder; a TRL ``output_dir``: its event files, latest
   ``checkpoint-N/trainer_state.json`` and ``trainer_state.json`` combined as the segments of one run
   (:mod:`._segments`: a run resumed from a checkpoint is read whole);
-- CSV with a header and a step column, matched case-insensitively (``step``/``global_step``/``_step``/…): the
+- CSV with a header and a step column, matched case-insensitively (``step``/``global_step``/``_step``/…), separated
+  by commas, tabs or semicolons (then with decimal commas, as a spreadsheet in many locales writes it): the
   project's ``data/runs/<id>/metrics.csv``, ``../shared/grpo_logs/*.csv``, W&B UI exports (``Step,<run> - reward,
   <run> - reward__MIN, …``: the run prefix and the __MIN/__MAX columns are dropped) and TensorBoard UI exports
   (``Wall time,Step,Value``: the value column is named after the file);
@@ -45,6 +46,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,9 +165,13 @@ def _rows_from_jsonl(path: Path, text: str) -> _Rows:
     return _Rows(rows, lines)
 
 
+_DECIMAL_COMMA = re.compile(r"^([-+]?\d+),(\d+(?:[eE][-+]?\d+)?)$")
+
+
 def _rows_from_csv(path: Path, text: str, notes: list[str]) -> _Rows:
     first = text.split("\n", 1)[0]
-    delimiter = "\t" if first.count("\t") > first.count(",") else ","
+    other = max(("\t", ";"), key=first.count)        # a tab- or semicolon-separated header: that is the delimiter
+    delimiter = other if first.count(other) > first.count(",") else ","
 
     def fields(line: str) -> int:
         return len(next(csv.reader([line], delimiter=delimiter), []))
@@ -186,6 +192,8 @@ def _rows_from_csv(path: Path, text: str, notes: list[str]) -> _Rows:
             if len(rec) > len(header):
                 raise ValueError(f"{path}: line {reader.line_num} has {len(rec)} fields, the header has "
                                  f"{len(header)}")
+            if delimiter == ";":        # a spreadsheet's CSV where the decimal mark is a comma: 0,125 is 0.125
+                rec = [_DECIMAL_COMMA.sub(r"\1.\2", c.strip()) for c in rec]
             rows.append(dict(zip(header, rec)))
             lines.append(reader.line_num)
     except csv.Error as exc:
