@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import csv
 import json
 import math
 import os
@@ -246,6 +247,50 @@ def _wandb_history_rows(n: int = 30) -> list[dict]:
     return [{"train/loss": 0.5 - 0.01 * s, "train/reward": 0.1 + 0.02 * s, "train/learning_rate": 1e-3,
              "train/global_step": s, "train/epoch": s / n, "_step": s - 1, "_runtime": 2.0 * s,
              "_timestamp": 1.8e9 + 2 * s} for s in range(1, n + 1)]
+
+
+def _wandb_history_with_evaluations(n: int = 40) -> list[dict]:
+    """A TRL GRPO run's W&B history as transformers' callback and TRL write it: every ``wandb.log`` call is a row
+    with its own ``_step``; an evaluation (every 10th step) is a call of its own at the same ``train/global_step``,
+    and ``log_completions`` logs a table in a call without a global step."""
+    rows, k = [], 0
+    for s in range(1, n + 1):
+        rows.append({"train/loss": 0.01, "train/reward": 0.1 + 0.01 * s, "train/global_step": s, "train/epoch": s / n,
+                     "_step": k, "_runtime": 2.0 * s, "_timestamp": 1.8e9 + 2 * s})
+        k += 1
+        rows.append({"completions": {"_type": "table-file", "path": f"media/table/completions_{k}.json"},
+                     "_step": k, "_runtime": 2.0 * s + 0.5, "_timestamp": 1.8e9 + 2 * s + 0.5})
+        k += 1
+        if s % 10 == 0:
+            rows.append({"eval/reward": 0.3 + 0.001 * s, "eval/loss": 0.02, "train/global_step": s,
+                         "train/epoch": s / n + 1e-4, "_step": k, "_runtime": 2.0 * s + 1, "_timestamp": 1.8e9 + 2 * s + 1})
+            k += 1
+    return rows
+
+
+@pytest.mark.parametrize("form", ["wandb-history.jsonl", "history.csv"])
+def test_a_wandb_history_with_evaluations_and_tables_is_read_by_global_step(tmp_path, form):
+    """Its evaluation rows repeat a ``train/global_step`` with another ``_step`` (and epoch): fit said "step 10 is
+    repeated with a different '_step'" and refused the log; its table rows have no global step (a CSV export leaves
+    the cell empty): "invalid 'train/global_step' value ''". Now the rows of one global step merge and a row without
+    one is left out, in W&B's offline run folder and in a CSV of the history alike."""
+    rows = _wandb_history_with_evaluations()
+    if form == "history.csv":
+        cols = sorted({c for r in rows for c in r})
+        path = tmp_path / form
+        with path.open("w", newline="") as f:
+            w = csv.DictWriter(f, cols)
+            w.writeheader()
+            w.writerows({c: json.dumps(v) if isinstance(v, dict) else v for c, v in r.items()} for r in rows)
+    else:
+        path = tmp_path / "wandb" / "offline-run-20261207_101500-ef01" / "files" / form
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    log = load_log(path)
+    assert log.reward_column == "train/reward" and list(log.steps) == list(range(1, 41))
+    np.testing.assert_allclose(log.reward, [0.1 + 0.01 * s for s in range(1, 41)])
+    ev = log.series["eval/reward"]
+    assert np.flatnonzero(np.isfinite(ev)).tolist() == [9, 19, 29, 39] and ev[9] == pytest.approx(0.31)
 
 
 def test_wandb_offline_run_folder_reads_its_history(tmp_path, capsys):

@@ -35,8 +35,10 @@ from pathlib import Path
 import numpy as np
 
 BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "_runtime", "_timestamp", "timestamp",
-                         "wall_time", "Wall time"})
-"""Columns a repeated step may carry with different values (time stamps, epoch counters): the last one is kept."""
+                         "wall_time", "Wall time", "_step", "train/epoch", "train/total_flos", "train/train_runtime"})
+"""Columns a repeated step may carry with different values (time stamps, epoch counters, W&B's own ``_step``, which
+counts every ``wandb.log`` call: transformers' W&B callback logs the training and the evaluation metrics of one
+``train/global_step`` in two calls): the last one is kept."""
 
 NAN_WORDS = frozenset({"nan", "-nan", "+nan"})
 INF_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
@@ -110,8 +112,8 @@ def where(path: Path, rows, i: int) -> str:
 
 
 def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output) -> StepTable:
-    """Merge ``rows`` (a ``_Rows``) to one value per step. ValueError naming the file and line: no step column, a
-    non-integer step, a step repeated with a different value of a measurement (rows of one step with disjoint
+    """Merge ``rows`` (a ``_Rows``) to one value per step; a row without a step value (none, empty) is left out, as
+    it cannot be placed. ValueError naming the file and line: no step column, a non-integer step, a step repeated with a different value of a measurement (rows of one step with disjoint
     columns, such as TRL's training and evaluation entries, are merged; :data:`BOOKKEEPING` columns and the live
     doctor's own outputs keep the later value)."""
     keys = {k for r in rows for k in r if isinstance(k, str)}
@@ -124,9 +126,9 @@ def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output
     origin: dict[int, int] = {}
     bad: dict[str, dict[int, tuple[str, object]]] = {}
     for i, row in enumerate(rows):
-        if step_key not in row:
-            continue
-        raw = row[step_key]
+        raw = row.get(step_key)
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            continue        # a row without a step (W&B logs a table of completions in a call of its own): not placed
         step = to_float(raw)
         if not math.isfinite(step) or step != int(step) or abs(step) > 2 ** 53:
             raise ValueError(f"{where(path, rows, i)}: invalid {step_key!r} value {raw!r} (an integer step is "
