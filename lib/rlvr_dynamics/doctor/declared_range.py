@@ -1,10 +1,10 @@
-"""A declared reward range and the rewards that lie outside it: one rule for ``rlvr-dynamics fit --reward-range LO HI``,
-``fit_run(reward_bounds=…)`` and ``RunDoctor(reward_bounds=…)`` (:func:`read_with_declared_range`).
+"""A declared reward range and the rewards that lie outside it: one rule for ``rlvr-dynamics fit --reward-range
+LO HI``, ``fit_run(reward_bounds=…)`` and ``RunDoctor(reward_bounds=…)`` (:func:`read_with_declared_range`).
 
 A declared range ``(lo, hi)`` says no reward can leave it: the collapse floor is ``lo`` and a reward is read as the
-success rate ``(r − lo)/(hi − lo)`` (:func:`~rlvr_dynamics.runs.noise.unit_rewards`). A logged reward beyond it by more
-than :data:`RANGE_TOLERANCE` of ``hi − lo`` (float32 storage moves 1 by 6·10⁻⁸) contradicts the declaration, and
-either is wrong:
+success rate ``(r − lo)/(hi − lo)`` (:func:`~rlvr_dynamics.runs.noise.unit_rewards`). A logged reward beyond it by
+more than :data:`RANGE_TOLERANCE` of ``hi − lo`` (float32 storage moves 1 by 6·10⁻⁸) contradicts the declaration,
+and either is wrong:
 
 * **a few such rewards** — at most :data:`GLITCHES_ALLOWED` or :data:`GLITCH_SHARE` of the logged rewards, whichever
   is larger — are read as missing, with a read note naming them: a logging glitch (one reward of 50 in a success

@@ -1,5 +1,5 @@
 """Rows of a reStructuredText simple table written in a docstring (the live doctor's field table is its one source:
-:func:`rlvr_dynamics.doctor.live.field_table`)."""
+:func:`rlvr_dynamics.book.field_reference.field_table`)."""
 from __future__ import annotations
 
 import re

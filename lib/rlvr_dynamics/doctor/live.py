@@ -139,6 +139,7 @@ from . import precursors as pre
 from .declared_range import read_with_declared_range
 from .detectors.collapse import FIRST_POINT, CollapseTracker
 from .growing_columns import GrowingColumns
+from .pipeline import resolve_reward_bounds
 from .reading import response_laws as rl
 from .status import STATES, Status, decide_status
 
@@ -165,18 +166,11 @@ class RunDoctor:
         min_points = FIRST_POINT + 1 if min_points is None else min_points
         if not isinstance(min_points, int) or min_points < 2:
             raise ValueError(f"min_points must be an integer ≥ 2, got {min_points!r}")
-        if reward_bounds is not None:             # refused here, never at an update in the middle of training
-            from .pipeline import resolve_reward_bounds
-
-            if isinstance(reward_bounds, str):
-                raise ValueError(f"reward_bounds must be (lo, hi) with lo < hi, got {reward_bounds!r}")
+        if reward_bounds is not None:     # fit's check, here rather than at an update in the middle of training
             reward_bounds = resolve_reward_bounds(np.zeros(0), reward_bounds)
         self.every, self.refresh_interval = every, refresh_interval
         self.reward_column, self.stop_on_instability, self.min_points = reward_column, stop_on_instability, min_points
-        self.reward_bounds = reward_bounds
-        self._bounds = self.reward_bounds
-        """The range the doctor reads under now: the declared one, or None once the rewards so far drop it
-        (:func:`~.declared_range.read_with_declared_range`, as ``fit`` reads the log so far)."""
+        self.reward_bounds = self._bounds = reward_bounds     # _bounds: the range read under now (declared_range)
         self._rows: dict[int, dict[str, float]] = {}
         self._columns, self._last_step = GrowingColumns(), -math.inf     # log() without a rebuild (None: rebuild)
         self._since = 0
@@ -224,8 +218,8 @@ class RunDoctor:
             return False
         steps, reward = log.reward_curve()
         k = len(self._fed)
-        if k > len(steps) or list(steps[:k]) != self._fed or self._tracker.bounds != self._bounds:
-            # a step logged out of order, a reward outside the declared range read as missing, or the range dropped
+        if k > len(steps) or list(steps[:k]) != self._fed or self._tracker.bounds != self._bounds:    # out of order,
+            # a reward outside the declared range read as missing, or the range dropped: start again
             self._tracker, self._fed, k = CollapseTracker(self._bounds), [], 0
         for st, r in zip(steps[k:], reward[k:]):
             self._tracker.push(int(st), float(r))
@@ -436,15 +430,6 @@ class RunDoctor:
 def _num(x) -> float | None:
     """``x`` as a finite float, else None."""
     return v if math.isfinite(v := _float(x)) else None
-
-
-def field_table() -> list[dict[str, str]]:
-    """The module docstring's "Output fields" table as rows ``{"field", "meaning", "unit", "claim"}`` (the one source
-    of the field reference; the book's "Diagnose a run" page shows it)."""
-    from .docstring_table import table_rows
-
-    rows = table_rows(__doc__ or "", ("field", "meaning", "unit", "claim"))
-    return [{**row, "field": row["field"].strip("`")} for row in rows]
 
 
 def _float(v) -> float:
