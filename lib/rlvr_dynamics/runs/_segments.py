@@ -114,9 +114,9 @@ def where(path: Path, rows, i: int) -> str:
 def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output) -> StepTable:
     """Merge ``rows`` (a ``_Rows``) to one value per step; a row without a step value (none, empty) is left out, as
     it cannot be placed. ValueError naming the file and line: no step column, a non-integer step, a step repeated
-    with a different value of a measurement (rows of one step with disjoint
-    columns, such as TRL's training and evaluation entries, are merged; :data:`BOOKKEEPING` columns and the live
-    doctor's own outputs keep the later value)."""
+    with a different value of a measurement (rows of one step with disjoint columns, such as TRL's training and
+    evaluation entries, are merged; :data:`BOOKKEEPING` columns and the live doctor's own outputs keep the later
+    value)."""
     keys = {k for r in rows for k in r if isinstance(k, str)}
     lower = {k.lower(): k for k in sorted(keys)}
     step_key = next((lower[k] for k in step_columns if k in lower), None)
