@@ -93,20 +93,19 @@ def _one_line(path: str, args: argparse.Namespace, width: int = 42) -> str:
             f"{_g(half):<9s} {rep['dynamics']['verdict']:12s} {','.join(fired) if fired else '-'}")
 
 
-def no_bounds_note(reward, steps=None) -> str:
-    """The read note of a run whose reward has no known bounds (none declared, a reward outside [0, 1] logged). When
-    all but a few rewards (as few as :func:`.declared_range.read_with_declared_range` reads as missing) lie in
-    [0, 1], it names them and ``--reward-range 0 1``, which reads them as missing."""
+def no_bounds_note(log) -> str:
+    """The read note of a run (a ``RunLog``) whose reward has no known bounds (none declared, a reward outside [0, 1]
+    logged). When :func:`.declared_range.read_with_declared_range` would keep a declared (0, 1) and read the few
+    rewards outside it as missing, it names them and ``--reward-range 0 1``."""
     import numpy as np
 
-    from .declared_range import GLITCH_SHARE, GLITCHES_ALLOWED, outside_declared_range
+    from .declared_range import read_with_declared_range
 
-    vals = [float(x) for x in reward if math.isfinite(x)]
-    out = outside_declared_range(np.asarray(vals), (0.0, 1.0))
-    if 0 < out.size <= max(GLITCHES_ALLOWED, math.floor(GLITCH_SHARE * len(vals))):
-        at = np.flatnonzero(np.isfinite(np.asarray(reward, dtype=float)))[out]
-        where = ", ".join(f"{_g(vals[i])}" + (f" at step {int(steps[j])}" if steps is not None else "")
-                          for i, j in zip(out, at))
+    vals = [float(x) for x in log.reward_curve()[1]]
+    trial, kept = read_with_declared_range(log, (0.0, 1.0))
+    if kept is not None and trial is not log:          # the few rewards outside [0, 1] the flag reads as missing
+        out = np.flatnonzero(np.isnan(trial.reward) & np.isfinite(log.reward))
+        where = ", ".join(f"{_g(float(log.reward[i]))} at step {int(log.steps[i])}" for i in out)
         return (f"no reward bounds known: every reward lies in [0, 1] but {where}; if the reward is a success "
                 f"rate, --reward-range 0 1 reads {'that one' if out.size == 1 else 'those'} as missing (a logging "
                 "glitch?), where now it sets the scale of every reading")
@@ -230,7 +229,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     built.hyperparameters = {**hp, "notes": notes}
     built.read_notes, built.segments = list(log.read_notes), list(log.segments)
     if args.reward_range is None and built.reward_bounds is None:
-        built.read_notes.append(no_bounds_note(log.reward_curve()[1], log.reward_curve()[0]))
+        built.read_notes.append(no_bounds_note(log))
     report = built.to_dict()
     if args.html or args.png:
         from .render.html import write_report
