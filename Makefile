@@ -32,7 +32,7 @@ book: $(STAMP)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
 
 test: $(STAMP)
-	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest notebooks tests --nbval-lax --nbval-current-env -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 screenshot: $(STAMP)
 	$(PY) -c "from rlvr_dynamics.book.browser_check import check_book; check_book('book/_build/html', pages=['intro.html'], screenshot='docs/book.png')"

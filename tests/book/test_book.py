@@ -83,8 +83,8 @@ def test_book_has_a_page_per_notebook_one_scorecard_row_per_claim_and_the_reader
 def test_book_opens_offline_in_chromium_with_math_figures_captions_and_a_working_explorer(built_book, tmp_path):
     if find_chromium() is None:
         if IN_CI:
-            pytest.fail("Chromium is required in CI (.ci/run installs Debian's chromium)")
-        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+            pytest.fail("Chromium is required in CI (.ci/run installs Debian's chromium-headless-shell)")
+        pytest.skip("no Chromium on this machine (apt-get install chromium-headless-shell)")
     book_dir, html = built_book
     shot = tmp_path / "intro.png"
     reports = check_book(html, screenshot=shot)

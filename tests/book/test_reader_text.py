@@ -67,6 +67,21 @@ def test_built_pages_are_scanned_outside_code_math_and_the_allowed_pages(tmp_pat
         assert phrase in text, (phrase, text)
 
 
+@pytest.mark.parametrize("html,text", [
+    # the article only; code, math, the note box and heading links skipped with everything inside them
+    ('<body><nav>menu</nav><article class="bd-article"><h1>Title<a class="headerlink">#</a></h1><p>a &amp; b '
+     '<code>x_y</code> c<br>d</p><div class="admonition note"><p>c3_momentum</p></div><div class="note">kept</div>'
+     '<span class="math notranslate">\\(K\\)</span><div class="cell_input"><p>in</p></div></article>'
+     '<footer>foot</footer></body>', "Title a & b c d kept"),
+    ("<body><nav>menu</nav><main>m <pre>p</pre>n</main></body>", "m n"),          # no article: main
+    ("<body>only <b>body</b><script>var x_y = 1;</script><!-- c_d --></body>", "only body"),
+    ("<p>open <b>bold</p> after <img src=x>z<br/>end", "open bold after z end"),  # unclosed and void tags
+    ("<main>a<main>b</main>c</main><p>d</p>", "a b c"),                          # the first main, whole
+])
+def test_page_reader_text_is_the_article_without_code_math_and_notes(html, text):
+    assert bc.page_reader_text(html) == text
+
+
 def test_prose_turns_private_references_raw_values_and_code_names_into_reader_text():
     raw = ("the closed forms of spec §3.3 (a spec value [D]); spec table reproduced: True; plateau at eta [] "
            "measured nan; decided by p2.step_size.is_collapsed and dr_grpo at K_ref")
