@@ -79,9 +79,16 @@ def test_run_leaves_the_callers_torch_thread_count_as_it_was(cache, tmp_path):
         torch.set_num_threads(before)
 
 
-def test_resume_after_kill_matches_uninterrupted(cache, tmp_path):
+@pytest.fixture(scope="module")
+def uninterrupted(cache, tmp_path_factory):
+    """The seed-1 smoke run trained without a stop: the metrics.csv each resume test must reproduce byte for byte
+    (trained once for the module)."""
     cfg = smoke_config(seed=1)
-    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    return cfg, run(cfg, runs_dir=tmp_path_factory.mktemp("full"), progress=False) / "metrics.csv"
+
+
+def test_resume_after_kill_matches_uninterrupted(uninterrupted, tmp_path):
+    cfg, full = uninterrupted
     part_dir = run(cfg, runs_dir=tmp_path / "part", progress=False, max_steps_this_call=4)
     assert not json.loads((part_dir / "config.json").read_text())["complete"]
     assert len(read_metrics(part_dir / "metrics.csv")["step"]) == 4  # killed after step 4, checkpoint at 3
@@ -89,15 +96,15 @@ def test_resume_after_kill_matches_uninterrupted(cache, tmp_path):
     assert (part_dir / "metrics.csv").read_bytes() == full.read_bytes()
 
 
-def test_sigterm_stops_with_a_checkpoint_at_that_step_and_resumes_to_the_same_file(cache, tmp_path, monkeypatch):
+def test_sigterm_stops_with_a_checkpoint_at_that_step_and_resumes_to_the_same_file(uninterrupted, tmp_path,
+                                                                                     monkeypatch):
     """SIGTERM during step 4's log: the run ends step 5 with a checkpoint there (not on the every-3 schedule), is
     incomplete, and the next call resumes it to the uninterrupted run's metrics.csv byte for byte."""
     import signal
 
     from rlvr_dynamics.grpo import runner
 
-    cfg = smoke_config(seed=1)
-    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
+    cfg, full = uninterrupted
     writer = runner._MetricsWriter
 
     def signalling_writer(path):
