@@ -90,7 +90,7 @@ _VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "inpu
 class _ReaderText(HTMLParser):
     """One pass over a page: the text chunks outside skipped elements, each with the regions it lies in (the first
     ``article.bd-article``, the first ``main``, ``body``). A streaming parser, not a tree: a page's parse and CSS
-    selection through BeautifulSoup cost ~0.3 s a page on a 2-core CPU, this ~0.05 s."""
+    selection through BeautifulSoup cost 0.24 s a page on a 2-core AVX2 CPU, this 0.07 s (the same text)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
