@@ -34,7 +34,8 @@ def _pilot_runs():
 
 def _main_runs():
     """One run per (learning rate, G) cell of the testbed's main grid (the first seed the cell has): a replay costs
-    ~6 s on a 2-core CPU. All 12 runs are replayed live in the test part of ``bench/bench_doctor.py``."""
+    ~6 s on a 2-core CPU. All 12 runs are replayed live in the development part of ``bench/bench_doctor.py``
+    (``--split dev``: corpus v2 moved the main grid there)."""
     import json
 
     from rlvr_dynamics.paths import RUNS_DIR
