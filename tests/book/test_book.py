@@ -119,7 +119,9 @@ def test_nbval_reports_a_changed_claims_output(tmp_path):
     stream.text = stream.text[:found.start()] + other + stream.text[found.end():]
     bad = tmp_path / f"{entry.id}.ipynb"
     nbformat.write(nb, bad)
-    env = {**os.environ, "RLVR_CLAIMS_DIR": str(tmp_path)}
+    # the outer run's PYTEST_ADDOPTS (-q, --durations) would change the summary line read below
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env["RLVR_CLAIMS_DIR"] = str(tmp_path)
     res = subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p",
                           "no:cacheprovider", "-q", str(bad)], capture_output=True, text=True, env=env,
                          cwd=tmp_path)

@@ -162,34 +162,53 @@ def test_refresh_lag_moves_importance_ratio(cache, tmp_path):
 
 
 @pytest.mark.slow
-def test_sigkill_mid_run_then_resume_matches(cache, tmp_path):
-    """A training process killed with SIGKILL after a checkpoint resumes to the same metrics.csv."""
+def test_sigkill_mid_run_then_resume_matches(uninterrupted, tmp_path):
+    """A training process killed with SIGKILL (no handler, no clean-up) resumes to the uninterrupted run's
+    metrics.csv byte for byte.
+
+    The child holds in step 4's log (metrics.csv has 4 rows, checkpoint-3 is complete) until it is killed, so the
+    kill lands at the same point on any CPU. (Was a 20-step run killed within 0.05 s of its checkpoint-5 appearing:
+    twice the training, and a race whose losing side, a half-written checkpoint, is now tested on its own below.)"""
     import signal
     import subprocess
     import sys
     import time
 
-    # killed mid-run: 15 steps left after checkpoint-5 (a tenth of a second each on a fast CPU), killed within 0.05 s
-    # of its trainer_state.json, the file the trainer writes last; the full run also rotates checkpoints (10, 15, 20)
-    # past the one the resume starts from. (Was 40 steps, checkpoint every 10: the same kill and resume, twice the
-    # training. A kill 0.2 s after the checkpoint folder appeared once caught checkpoint-15 half written.)
-    cfg = smoke_config(seed=2, max_steps=20, checkpoint_every=5)
-    full = run(cfg, runs_dir=tmp_path / "full", progress=False) / "metrics.csv"
-    code = ("from rlvr_dynamics.grpo.config import RunConfig; from rlvr_dynamics.grpo.runner import run; "
-            f"run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)")
+    cfg, full = uninterrupted
+    held = tmp_path / "held-at-step-4"
+    code = f"""
+import pathlib, time
+from transformers import TrainerCallback
+from rlvr_dynamics.grpo import runner
+from rlvr_dynamics.grpo.config import RunConfig
+writer = runner._MetricsWriter
+def holding_writer(path):
+    inner = writer(path)
+    class HoldAtStep4(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            inner.on_log(args, state, control, logs=logs, **kw)
+            if state.global_step == 4:
+                pathlib.Path({str(held)!r}).touch()
+                time.sleep(600)
+    return HoldAtStep4()
+runner._MetricsWriter = holding_writer
+runner.run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)
+"""
     proc = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
-    from rlvr_dynamics.grpo.runner import cache_run_dir
-
-    work = cache_run_dir(cfg, tmp_path / "killed")
-    deadline = time.time() + 300
-    while not (work / "checkpoint-5" / "trainer_state.json").exists() and time.time() < deadline \
-            and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be killed: raise max_steps"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        deadline = time.time() + 300
+        while not held.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert held.exists(), f"the child never reached step 4 (exit code {proc.poll()})"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     killed_dir = tmp_path / "killed" / cfg.run_id()
+    assert proc.returncode == -signal.SIGKILL
     assert not json.loads((killed_dir / "config.json").read_text())["complete"]
+    assert len(read_metrics(killed_dir / "metrics.csv")["step"]) == 4   # one step past checkpoint-3
     run(cfg, runs_dir=tmp_path / "killed", progress=False)
     assert (killed_dir / "metrics.csv").read_bytes() == full.read_bytes()
 
