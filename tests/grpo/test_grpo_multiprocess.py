@@ -29,6 +29,7 @@ pytest.importorskip("trl")
 from rlvr_dynamics.grpo.config import RunConfig  # noqa: E402
 from rlvr_dynamics.grpo.runner import run  # noqa: E402
 from rlvr_dynamics.runs.logs import load_log  # noqa: E402
+from test_grpo_training import worker_threads  # noqa: E402
 
 TOLERANCE = {"reward": 0.08, "group_reward_std": 0.08, "completions/mean_length": 1.0}
 
@@ -49,7 +50,8 @@ def test_two_process_run_matches_one_process_run(tmp_path):
     os.environ["RLVR_DYNAMICS_CACHE"] = env["RLVR_DYNAMICS_CACHE"]
     try:
         cfg = RunConfig(**_config())
-        one = run(cfg, runs_dir=tmp_path / "one", progress=False)  # also builds the warm start both runs share
+        # also builds the warm start both runs share; at this worker's share of the cores (num_threads is not hashed)
+        one = run(cfg.replace(num_threads=worker_threads()), runs_dir=tmp_path / "one", progress=False)
     finally:
         os.environ.pop("RLVR_DYNAMICS_CACHE", None)
     spec = tmp_path / "ddp.yml"

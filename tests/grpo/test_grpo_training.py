@@ -30,10 +30,19 @@ def read_metrics(path):
     return {"step": log.steps, **log.series}
 
 
+def worker_threads() -> int:
+    """The torch threads a test run may use: this worker's share of the cores (``OMP_NUM_THREADS``, set by the root
+    conftest under pytest-xdist), else the project's 2. At ``RunConfig``'s 2 threads beside a busy worker on 2 cores a
+    6-step run took 3.8-4.2 s instead of 1.3-1.6 s at 1 thread, and slowed the other worker too (measured
+    2026-12-07 on a 2-core EPYC). Two runs a test compares train at the same count."""
+    return int(os.environ.get("OMP_NUM_THREADS") or 2)
+
+
 def smoke_config(**kw) -> RunConfig:
     base = dict(name="smoke", model="tiny-s", max_steps=6, num_prompts_per_step=4, num_generations=4,
                 eval_every=3, eval_size=16, transfer_eval_size=0, checkpoint_every=3, train_pool_size=256,
-                warm_start_target_low=0.0, warm_start_target_high=1.0, learning_rate=3e-3)
+                warm_start_target_low=0.0, warm_start_target_high=1.0, learning_rate=3e-3,
+                num_threads=worker_threads())
     base.update(kw)
     return RunConfig(**base)
 
