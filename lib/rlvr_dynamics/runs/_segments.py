@@ -117,7 +117,7 @@ def step_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_output
     with a different value of a measurement (rows of one step with disjoint columns, such as TRL's training and
     evaluation entries, are merged; :data:`BOOKKEEPING` columns and the live doctor's own outputs keep the later
     value)."""
-    keys = {k for r in rows for k in r if isinstance(k, str)}
+    keys = {k for k in set().union(*rows) if isinstance(k, str)}
     lower = {k.lower(): k for k in sorted(keys)}
     step_key = next((lower[k] for k in step_columns if k in lower), None)
     if step_key is None:
@@ -199,8 +199,29 @@ def resumed_table(path: Path, rows, step_columns: tuple[str, ...], is_doctor_out
 
 def _first_row(row, step_key: str, step: int, bad: dict) -> dict[str, float]:
     """The values of a step's first row (what :func:`step_table`'s merge gives when nothing came before): every
-    cell as :func:`to_float`, a non-finite one's problem recorded in ``bad``."""
-    target: dict[str, float] = {}
+    cell as :func:`to_float`, a non-finite one's problem recorded in ``bad``.
+
+    A loader's hot loop (a third of reading 900 logs): the cells are converted by ``float`` in one comprehension, an
+    empty cell (a column this step did not log) to NaN, and only the non-finite values are looked at again; a cell
+    ``float`` refuses (non-numeric, None, nested) sends the row through the cell-by-cell path. The same values and
+    problems either way."""
+    try:
+        target = {k: (float(v) if v != "" else math.nan) for k, v in row.items()
+                  if k.__class__ is str and k != step_key}
+    except (TypeError, ValueError, OverflowError):
+        pass
+    else:
+        if not all(map(math.isfinite, target.values())):
+            for k, x in target.items():
+                if x != x or x in (math.inf, -math.inf):
+                    v = row[k]
+                    if v != "":
+                        target[k] = math.nan
+                        problem = cell_problem(v)
+                        if problem is not None:
+                            bad.setdefault(k, {})[step] = (problem, v)
+        return target
+    target = {}
     for k, v in row.items():
         if k == step_key or not isinstance(k, str):
             continue

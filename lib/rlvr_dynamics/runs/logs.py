@@ -46,6 +46,7 @@ import csv
 import io
 import json
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -432,13 +433,28 @@ def _is_doctor_output(name: str) -> bool:
     return False
 
 
+def _columns(merged: dict[int, dict[str, float]], steps: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+    """``{name: values at steps}``, NaN where a step lacks the name. When every step has every name (a CSV log, most
+    logs) the rows are gathered with one ``itemgetter`` each into one array, not cell by cell."""
+    rows = [merged[s] for s in steps.tolist()]
+    if names and rows:
+        try:
+            gathered = list(map(operator.itemgetter(*names), rows))
+        except KeyError:
+            pass
+        else:
+            table = np.array(gathered, dtype=float).reshape(len(rows), len(names))
+            return {n: table[:, j].copy() for j, n in enumerate(names)}
+    return {n: np.array([r.get(n, math.nan) for r in rows], dtype=float) for n in names}
+
+
 def _build(table: StepTable, reward_column: str | None, min_points: int, *,
            single_metric: str | None = None) -> RunLog:
     path, merged = table.source, table.values
     steps = np.array(sorted(merged), dtype=np.int64)
     keys = {k for r in merged.values() for k in r}
     names = sorted(keys)
-    series = {n: np.array([merged[s].get(n, math.nan) for s in steps], dtype=float) for n in names}
+    series = _columns(merged, steps, names)
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
     series = _with_bare_dynamics_names(series)
     reward_column = find_reward_column(table, series, keys | set(series), reward_column, single_metric,
