@@ -106,3 +106,28 @@ def test_shared_logs_load_with_their_declared_reward_column():
         for concept, column in run.get("diagnostic_columns", {}).items():
             if concept in ("entropy", "grad_norm", "learning_rate") and column in log.series:
                 assert log.diagnostic(concept) is not None, (run["csv"], concept)
+
+
+def test_a_rows_cells_read_alike_on_the_fast_and_the_cell_by_cell_path():
+    """``_segments._first_row`` converts a row of finite numbers and empty cells in one comprehension and sends a
+    row with a cell ``float`` refuses through the cell-by-cell path: both give every cell as ``to_float`` and the same
+    problems."""
+    import math
+
+    from rlvr_dynamics.runs._segments import _first_row, cell_problem, to_float
+
+    fast = {"step": "3", "reward": "0.5", "eval": "", "kl": "nan", "loss": "-inf", "lr": " 2e-3 ", "n": 4,
+            "ok": True, "big": "1e999"}
+    slow = {**fast, "name": "run-a", "none": None, "nested": {"x": 1}, 7: "not a column name"}
+    for row in (fast, slow):
+        bad: dict = {}
+        got = _first_row(row, "step", 3, bad)
+        names = [k for k in row if isinstance(k, str) and k != "step"]
+        assert list(got) == names
+        for k in names:
+            want = math.nan if isinstance(row[k], (dict, list)) else to_float(row[k])
+            assert got[k] == want or (math.isnan(got[k]) and math.isnan(want)), k
+        problems = {k: (cell_problem(row[k]) if not isinstance(row[k], (dict, list)) else "non-numeric")
+                    for k in names}
+        assert bad == {k: {3: (p, row[k])} for k, p in problems.items() if p is not None}
+        assert set(bad) >= {"kl", "loss", "big"} and "eval" not in bad and "reward" not in bad
