@@ -1,5 +1,5 @@
 """Rows of one log source → one value per step (:class:`StepTable`), several sources of one run → one log
-(:func:`order`, :func:`combine`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`,
+(:func:`order`, :func:`combine`), one table → column arrays (:func:`columns`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`,
 :func:`gap_notes`, :func:`segment_note`).
 
 **Segments.** A TRL ``output_dir`` of a run that was stopped and resumed (``trainer.train(resume_from_checkpoint=…)``)
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -232,6 +233,21 @@ def _first_row(row, step_key: str, step: int, bad: dict) -> dict[str, float]:
                 bad.setdefault(k, {})[step] = (problem, v)
         target[k] = x
     return target
+
+
+def columns(merged: dict[int, dict[str, float]], steps: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+    """``{name: values at steps}``, NaN where a step lacks the name. When every step has every name (a CSV log, most
+    logs) the rows are gathered with one ``itemgetter`` each into one array, not cell by cell."""
+    rows = [merged[s] for s in steps.tolist()]
+    if names and rows:
+        try:
+            gathered = list(map(operator.itemgetter(*names), rows))
+        except KeyError:
+            pass
+        else:
+            table = np.array(gathered, dtype=float).reshape(len(rows), len(names))
+            return {n: table[:, j].copy() for j, n in enumerate(names)}
+    return {n: np.array([r.get(n, math.nan) for r in rows], dtype=float) for n in names}
 
 
 def untrl_tensorboard_name(tag: str) -> str:

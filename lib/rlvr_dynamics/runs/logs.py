@@ -46,7 +46,6 @@ import csv
 import io
 import json
 import math
-import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,8 +61,8 @@ from ._log_formats import (_MLFLOW_LINE, _VERL_STEP, _is_tfevents, _mlflow_metri
                            is_trl_console, is_verl_record, rows_from_wandb_file, wandb_run_file)
 from ._reward import (REWARD_LIMIT, VALUE_LIMIT, beyond_limit_rewards, constant_reward_note, find_reward_column,
                       overflowing_cells)
-from ._segments import (StepTable, combine, describe_bad_cells, gap_notes, order, resumed_table, segment_note,
-                        step_table, untrl_tensorboard_name)
+from ._segments import (StepTable, columns, combine, describe_bad_cells, gap_notes, order, resumed_table,
+                        segment_note, step_table, untrl_tensorboard_name)
 REWARD_COLUMNS = ("reward", "train/reward", "rewards/mean", "critic/score/mean", "reward_mean", "mean_reward",
                   "train/rewards/mean", "critic/rewards/mean", "accuracy", "train/accuracy", "rollout/reward",
                   "train/reward_mean")
@@ -433,28 +432,13 @@ def _is_doctor_output(name: str) -> bool:
     return False
 
 
-def _columns(merged: dict[int, dict[str, float]], steps: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
-    """``{name: values at steps}``, NaN where a step lacks the name. When every step has every name (a CSV log, most
-    logs) the rows are gathered with one ``itemgetter`` each into one array, not cell by cell."""
-    rows = [merged[s] for s in steps.tolist()]
-    if names and rows:
-        try:
-            gathered = list(map(operator.itemgetter(*names), rows))
-        except KeyError:
-            pass
-        else:
-            table = np.array(gathered, dtype=float).reshape(len(rows), len(names))
-            return {n: table[:, j].copy() for j, n in enumerate(names)}
-    return {n: np.array([r.get(n, math.nan) for r in rows], dtype=float) for n in names}
-
-
 def _build(table: StepTable, reward_column: str | None, min_points: int, *,
            single_metric: str | None = None) -> RunLog:
     path, merged = table.source, table.values
     steps = np.array(sorted(merged), dtype=np.int64)
     keys = {k for r in merged.values() for k in r}
     names = sorted(keys)
-    series = _columns(merged, steps, names)
+    series = columns(merged, steps, names)
     series = {n: v for n, v in series.items() if np.isfinite(v).any()}
     series = _with_bare_dynamics_names(series)
     reward_column = find_reward_column(table, series, keys | set(series), reward_column, single_metric,
