@@ -1,6 +1,6 @@
 """Rows of one log source → one value per step (:class:`StepTable`), several sources of one run → one log
-(:func:`order`, :func:`combine`), one table → column arrays (:func:`columns`), and what the reading dropped or joined, in words (:func:`describe_bad_cells`,
-:func:`gap_notes`, :func:`segment_note`).
+(:func:`order`, :func:`combine`), one table → column arrays (:func:`columns`), and what the reading dropped or
+joined, in words (:func:`describe_bad_cells`, :func:`gap_notes`, :func:`segment_note`).
 
 **Segments.** A TRL ``output_dir`` of a run that was stopped and resumed (``trainer.train(resume_from_checkpoint=…)``)
 holds several sources: one TensorBoard event file per ``train()`` call under ``runs/<date>/`` (each from the step its
