@@ -2,13 +2,17 @@
 with the same log-probabilities, entropies and gradients as its default every-position path."""
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("trl")
+# skipped without torch or TRL, which are imported by the tests themselves (not at collection: ~5 s per worker)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None or importlib.util.find_spec("trl") is None,
+                                reason="needs torch and trl")
 
 
 def _fused_outputs(compact: bool, monkeypatch):
+    import torch
     import trl.trainer.utils as trl_utils
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl.trainer.utils import add_fused_lm_head
@@ -35,6 +39,7 @@ def _fused_outputs(compact: bool, monkeypatch):
 
 
 def test_compact_cpu_scoring_matches_the_default(monkeypatch):
+    import torch
     import trl.trainer.utils as trl_utils
 
     original = trl_utils._use_triton

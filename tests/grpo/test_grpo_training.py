@@ -19,7 +19,7 @@ pytest.importorskip("trl")
 pytestmark = pytest.mark.trains
 
 from rlvr_dynamics.grpo.config import RunConfig  # noqa: E402
-from rlvr_dynamics.grpo.instrumentation import CALLBACK_FIELDS  # noqa: E402
+from rlvr_dynamics.grpo.fields import CALLBACK_FIELDS  # noqa: E402
 from rlvr_dynamics.grpo.runner import run  # noqa: E402
 from rlvr_dynamics.runs.logs import load_log  # noqa: E402
 
