@@ -113,23 +113,12 @@ def test_sigterm_stops_with_a_checkpoint_at_that_step_and_resumes_to_the_same_fi
 
     from rlvr_dynamics.grpo import runner
 
+    from metrics_hook import writer_acting_at
+
     cfg, full = uninterrupted
     writer = runner._MetricsWriter
-
-    def signalling_writer(path):
-        from transformers import TrainerCallback
-
-        inner = writer(path)
-
-        class SignalAtStep4(TrainerCallback):
-            def on_log(self, args, state, control, logs=None, **kw):
-                inner.on_log(args, state, control, logs=logs, **kw)
-                if state.global_step == 4:
-                    os.kill(os.getpid(), signal.SIGTERM)
-
-        return SignalAtStep4()
-
-    monkeypatch.setattr(runner, "_MetricsWriter", signalling_writer)
+    monkeypatch.setattr(runner, "_MetricsWriter",
+                        writer_acting_at(writer, 4, lambda: os.kill(os.getpid(), signal.SIGTERM)))
     before = signal.getsignal(signal.SIGTERM)
     part_dir = run(cfg, runs_dir=tmp_path / "part", progress=False)
     assert signal.getsignal(signal.SIGTERM) is before                 # the handler is restored
@@ -187,23 +176,18 @@ def test_sigkill_mid_run_then_resume_matches(uninterrupted, tmp_path):
     held = tmp_path / "held-at-step-4"
     code = f"""
 import pathlib, time
-from transformers import TrainerCallback
+from metrics_hook import writer_acting_at
 from rlvr_dynamics.grpo import runner
 from rlvr_dynamics.grpo.config import RunConfig
-writer = runner._MetricsWriter
-def holding_writer(path):
-    inner = writer(path)
-    class HoldAtStep4(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kw):
-            inner.on_log(args, state, control, logs=logs, **kw)
-            if state.global_step == 4:
-                pathlib.Path({str(held)!r}).touch()
-                time.sleep(600)
-    return HoldAtStep4()
-runner._MetricsWriter = holding_writer
+def hold():
+    pathlib.Path({str(held)!r}).touch()
+    time.sleep(600)
+runner._MetricsWriter = writer_acting_at(runner._MetricsWriter, 4, hold)
 runner.run(RunConfig(**{cfg.__dict__!r}), runs_dir={str(tmp_path / 'killed')!r}, progress=False)
 """
-    proc = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": path})
     try:
         deadline = time.time() + 300
         while not held.exists() and time.time() < deadline and proc.poll() is None:

@@ -214,7 +214,7 @@ def _first_row(row, step_key: str, step: int, bad: dict) -> dict[str, float]:
     else:
         if not all(map(math.isfinite, target.values())):
             for k, x in target.items():
-                if x != x or x in (math.inf, -math.inf):
+                if not math.isfinite(x):
                     v = row[k]
                     if v != "":
                         target[k] = math.nan
