@@ -90,15 +90,25 @@ def test_simulated_collapse_ends_low():
         assert level[-1] < 0.5 * level.max()
 
 
-def test_simulated_splits_use_separate_seed_families():
+def test_simulated_splits_use_separate_seed_families(monkeypatch):
+    """Three runs per regime (the seeding does not depend on the counts: ``SeedSequence([family, regime, i])``); the
+    whole corpus's simulated part is built by the benchmark."""
+    from doctor_eval import simulated
+
+    monkeypatch.setattr(simulated, "SIM_COUNTS", {regime: 3 for regime in C.SIM_REGIMES})
     dev = C.simulated_runs("dev")
     test = C.simulated_runs("test")
-    assert len(dev) == len(test) == sum(C.SIM_COUNTS.values())
+    assert len(dev) == len(test) == 3 * len(C.SIM_REGIMES)
+    assert {r.name.rsplit("-", 1)[0] for r in dev} == {f"sim-f0-{regime}" for regime in C.SIM_REGIMES}
     assert not any(np.array_equal(a.log.reward, b.log.reward) for a, b in zip(dev, test) if a.regime == b.regime
                    and a.log.reward.size == b.log.reward.size)
 
 
-def test_load_corpus_splits_by_source_and_checks_arguments():
+def test_load_corpus_splits_by_source_and_checks_arguments(monkeypatch):
+    import functools
+
+    # the committed runs are read once for both split versions (only the split assignment differs between them)
+    monkeypatch.setattr(C, "project_runs", functools.lru_cache(maxsize=None)(C.project_runs))
     runs = C.load_corpus(sources=("bisection", "project", "project-fail"), include_shared=False)
     by_family = {}
     for r in runs:

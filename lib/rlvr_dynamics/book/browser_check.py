@@ -139,12 +139,16 @@ class _ReaderText(HTMLParser):
             self.chunks.append((data, self.regions["article"], self.regions["main"], self.regions["body"]))
 
 
+_PRE_BLOCK = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S | re.I)
+"""A ``<pre>`` element with its content (highlighted code: three quarters of a notebook page's tags)."""
+
+
 def page_reader_text(html: str) -> str:
     """The reader text of one built page: its article (else its ``main``, else its ``body``, else the whole page)
     without the elements :data:`READER_TEXT_SKIP_TAGS` and :data:`READER_TEXT_SKIP_CLASSES` name, whitespace
     collapsed."""
     parser = _ReaderText()
-    parser.feed(html)
+    parser.feed(_PRE_BLOCK.sub("<pre></pre>", html))   # a <pre> is skipped whole: its highlighted code not parsed
     parser.close()
     where = next((i for i, r in enumerate(("article", "main", "body"), start=1) if r in parser.seen), None)
     text = " ".join(c[0] for c in parser.chunks if where is None or c[where])
