@@ -176,6 +176,8 @@ def test_sigkill_mid_run_then_resume_matches(uninterrupted, tmp_path):
     held = tmp_path / "held-at-step-4"
     code = f"""
 import pathlib, time
+from rlvr_dynamics.grpo.cli import _import_training_stack
+_import_training_stack()
 from metrics_hook import writer_acting_at
 from rlvr_dynamics.grpo import runner
 from rlvr_dynamics.grpo.config import RunConfig

@@ -78,6 +78,8 @@ def _run_from_args(args: argparse.Namespace) -> int:
     if args.threads:
         runs = [r.replace(num_threads=args.threads) for r in runs]
     root = Path(args.runs_dir) if args.runs_dir else RUNS_DIR
+    if not args.dry_run:
+        _import_training_stack()
     if args.jobs > 1 and not args.dry_run:
         return _run_parallel(runs, root, args)
     for i, cfg in enumerate(runs, 1):
@@ -96,6 +98,26 @@ def _run_from_args(args: argparse.Namespace) -> int:
             return 130
         print(f"    done in {time.time() - t:.1f} s", flush=True)
     return 0
+
+
+def _import_training_stack() -> None:
+    """Import torch, transformers, datasets and TRL with the garbage collector off and freeze what they built
+    (:func:`gc.freeze`; the imports' own few cycles are frozen with them, not collected): their ~450,000 long-lived
+    objects are then never walked again. With the collector on, the growing heap set off ~8 full collections during
+    the imports and more during training: 2.5 s of a 13 s six-step run on a 2-core AVX2 CPU (10.2 s with this).
+    This command's process only trains, so its heap is its own business (:func:`~.runner.run` called from a user's
+    program leaves the collector alone)."""
+    import gc
+
+    gc.disable()
+    try:
+        import datasets  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+        from trl import GRPOConfig, GRPOTrainer  # noqa: F401
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _last_checkpoint_step(cfg, root) -> int | None:
