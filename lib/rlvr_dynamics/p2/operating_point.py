@@ -162,7 +162,9 @@ def collapsed_from(bandit: RealisableContextual, instance: Any, theta0: Any, ste
                    fraction: float = COLLAPSE_FRACTION) -> np.ndarray:
     """Run fixed-step population REINFORCE ``θ ← θ + η ∇J̄(θ)`` for ``n_steps`` from ``theta0`` (R, d) on the
     instances ``instance`` (R,), one run per step size (R,), and return whether each collapsed by the project's one
-    rule (final J̄ below ``fraction`` × initial J̄). One array program over the R runs."""
+    rule (final J̄ below ``fraction`` × initial J̄). One array program over the R runs; a run whose update is exactly
+    zero (its J̄ saturated: a third of a wide grid after one step) stays where it is, so it leaves the program with its
+    J̄ (the same numbers: the other runs' arithmetic is row by row)."""
     idx = np.asarray(instance, int).ravel()
     th = np.array(theta0, float).reshape(idx.size, -1)
     eta = check_in_range("step_sizes", np.asarray(step_sizes, float).ravel(), 0.0, None)
@@ -171,10 +173,15 @@ def collapsed_from(bandit: RealisableContextual, instance: Any, theta0: Any, ste
     n_steps = check_int("n_steps", n_steps, 1)
     phi, cor = _checked_problem(bandit.features[idx], bandit.correct[idx], th)
     j0, w = _mean_success_and_gradient(phi, cor, th)
-    j = j0
+    j, live = j0.copy(), np.arange(idx.size)               # live: the runs still moving
     for _ in range(n_steps):
+        moving = np.any(w != 0, axis=-1) | ~np.isfinite(eta)
+        if not moving.all():
+            live, th, w, eta, phi, cor = live[moving], th[moving], w[moving], eta[moving], phi[moving], cor[moving]
+            if not live.size:
+                break
         th = th + eta[:, None] * w
-        j, w = _mean_success_and_gradient(phi, cor, th)
+        j[live], w = _mean_success_and_gradient(phi, cor, th)
     return is_collapsed(j, j0, fraction)
 
 
