@@ -47,9 +47,8 @@ def smoke_config(**kw) -> RunConfig:
     return RunConfig(**base)
 
 
-def test_same_seed_identical_metrics_and_fields(cache, tmp_path):
-    cfg = smoke_config()
-    a = run(cfg, runs_dir=tmp_path / "a", progress=False) / "metrics.csv"
+def test_same_seed_identical_metrics_and_fields(uninterrupted, tmp_path):
+    cfg, a = uninterrupted                           # trained once for the module, in its own folder
     b = run(cfg, runs_dir=tmp_path / "b", progress=False) / "metrics.csv"
     assert a.read_bytes() == b.read_bytes()
     m = read_metrics(a)
@@ -69,7 +68,7 @@ def test_same_seed_identical_metrics_and_fields(cache, tmp_path):
     assert info["complete"] and info["refresh_interval"] == 1 and info["run_id"] == cfg.run_id()
     # a complete run is not recomputed
     before = a.stat().st_mtime_ns
-    run(cfg, runs_dir=tmp_path / "a", progress=False)
+    run(cfg, runs_dir=a.parent.parent, progress=False)
     assert a.stat().st_mtime_ns == before
 
 
@@ -379,10 +378,12 @@ def test_fresh_sample_alignment_leaves_training_unchanged(cache, tmp_path):
         assert cum == pytest.approx(total, rel=1e-9, abs=1e-12)
 
 
-def test_gradient_checkpointing_off_changes_no_number(cache, tmp_path):
+def test_gradient_checkpointing_off_changes_no_number(uninterrupted, tmp_path):
     """``gradient_checkpointing=False`` (faster on CPU) trains to the same metrics as TRL's default recomputation."""
-    on = read_metrics(run(smoke_config(seed=4), runs_dir=tmp_path / "on", progress=False) / "metrics.csv")
-    off = read_metrics(run(smoke_config(seed=4, gradient_checkpointing=False), runs_dir=tmp_path / "off",
+    cfg, full = uninterrupted
+    assert cfg.gradient_checkpointing
+    on = read_metrics(full)
+    off = read_metrics(run(cfg.replace(gradient_checkpointing=False), runs_dir=tmp_path / "off",
                            progress=False) / "metrics.csv")
     for col in ("reward", "loss", "grad_norm", "gap_alignment", "update_norm"):
         assert off[col] == pytest.approx(on[col], rel=1e-6, abs=1e-9), col
