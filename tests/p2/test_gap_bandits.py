@@ -78,3 +78,25 @@ def test_step_condition_per_step_and_running_and_agree():
     now, always = res.step_condition[..., :-1, :], res.step_condition_always[..., 1:, :]
     np.testing.assert_array_equal(always, np.logical_and.accumulate(now, axis=-2))
     assert now[0, 0].all() and not now[0, 1].all() and not res.step_condition[..., -1, :].any()
+
+
+def test_few_arm_softmax_is_the_masked_one_bit_for_bit():
+    """Exponentiating only the kept arms (and writing the zeros exp(−∞) gives) changes no bit of lse or p, with one
+    context or several, finite or huge logits; the shortcut is taken only for equal counts of at most a quarter."""
+    rng = np.random.default_rng(5)
+    for x_n, scale in ((1, 1.0), (3, 40.0), (2, 1e3)):
+        keep = np.zeros((x_n, 40), bool)
+        for x in range(x_n):
+            keep[x, rng.choice(40, 7, replace=False)] = True
+        columns = gb._few_arm_columns(keep)
+        assert columns is not None and columns.size == 7 * x_n
+        z = rng.normal(size=(50, x_n, 40)) * scale
+        keep_b = np.broadcast_to(keep, z.shape)
+        lse_a, p_a = gb._masked_softmax(z, keep_b, None)
+        lse_b, p_b = gb._masked_softmax(z, keep_b, columns)
+        assert np.array_equal(lse_a, lse_b) and np.array_equal(p_a, p_b)
+        assert np.all(p_b[~keep_b] == 0.0)
+    uneven = np.zeros((2, 40), bool)
+    uneven[0, :3], uneven[1, :4] = True, True
+    assert gb._few_arm_columns(uneven) is None
+    assert gb._few_arm_columns(np.arange(40)[None] < 11) is None       # more than a quarter of the arms

@@ -153,6 +153,36 @@ def _lse(x: np.ndarray) -> np.ndarray:
     return m + np.log(np.exp(x - m).sum(-1, keepdims=True))
 
 
+def _few_arm_columns(mask: np.ndarray) -> np.ndarray | None:
+    """Flat column indices (into the last two axes, contexts × arms) of the arms ``mask`` keeps, when every context
+    keeps the same number of them and that is at most a quarter of its arms; else None (:func:`_masked_softmax`)."""
+    counts = mask.sum(-1)
+    if counts.min() != counts.max() or 4 * counts[0] > mask.shape[-1]:
+        return None
+    return np.flatnonzero(mask)
+
+
+def _masked_softmax(z: np.ndarray, keep: np.ndarray, columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(lse, p)`` of the logits ``z`` (R, X, N) restricted to the arms ``keep`` (the others at −∞): ``lse =
+    _lse(z⁺)`` and ``p = exp(z⁺ − lse)`` with ``z⁺ = where(keep, z, −∞)``. With ``columns`` (:func:`_few_arm_columns`)
+    only the kept arms are exponentiated and the rest of ``p`` is 0 = exp(−∞): the same arrays, the same sums (the
+    zeros sit where they did), without the exponential of −∞ that cost numpy ten times a finite one: 23 -> 1.7 ms a
+    step at 3,600 runs of 100 arms with 10 correct ones."""
+    if columns is None:
+        zk = np.where(keep, z, -np.inf)
+        lse = _lse(zk)
+        return lse, np.exp(zk - lse)
+    r_n, x_n, n_arms = z.shape
+    zc = z.reshape(r_n, x_n * n_arms)[:, columns].reshape(r_n, x_n, -1)
+    m = zc.max(-1, keepdims=True)
+    e = np.zeros((r_n, x_n * n_arms))
+    e[:, columns] = np.exp(zc - m).reshape(r_n, -1)
+    lse = m + np.log(e.reshape(z.shape).sum(-1, keepdims=True))
+    p = np.zeros((r_n, x_n * n_arms))
+    p[:, columns] = np.exp(zc - lse).reshape(r_n, -1)
+    return lse, p.reshape(z.shape)
+
+
 def _context_mean(x: np.ndarray) -> np.ndarray:
     """``x.mean(1)``; with one context that mean is ``(0.0 + x[:, 0]) / 1``, i.e. ``x[:, 0] + 0.0`` (the same bits,
     -0.0 included), without the reduction's overhead."""
@@ -275,17 +305,14 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
             coef_fn[a] = (lambda jj, a=a, full=coef_fn[a]: _coefficient_infinite_group(jj, a, eps, full))
     _gap.theorem1_constant(0.0, 0.0, step_condition_form)    # an unknown form raises here, as at the first step
     alg_rows = [(a, code == a) for a in set(algs)]           # each algorithm's runs (disjoint rows)
+    plus_columns, minus_columns = _few_arm_columns(correct), _few_arm_columns(~correct)
 
     for k in range(n_steps + 1):
         z = (th @ phi_t).reshape(r_n, x_n, n_arms)
         lse = _lse(z)
         p = np.exp(z - lse)
-        zp = np.where(corr_b, z, -np.inf)
-        zm = np.where(corr_b, -np.inf, z)
-        lse_p = _lse(zp)
-        lse_m = _lse(zm)
-        pp = np.exp(zp - lse_p)
-        pm = np.exp(zm - lse_m)
+        lse_p, pp = _masked_softmax(z, corr_b, plus_columns)
+        lse_m, pm = _masked_softmax(z, ~corr_b, minus_columns)
         ell = (lse_p - lse_m)[..., 0]
         j = expit(ell)
         pt = np.swapaxes(p, 0, 1)                            # (X, R, N)
