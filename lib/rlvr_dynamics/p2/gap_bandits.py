@@ -166,8 +166,8 @@ def _masked_softmax(z: np.ndarray, keep: np.ndarray, columns: np.ndarray | None)
     """``(lse, p)`` of the logits ``z`` (R, X, N) restricted to the arms ``keep`` (the others at −∞): ``lse =
     _lse(z⁺)`` and ``p = exp(z⁺ − lse)`` with ``z⁺ = where(keep, z, −∞)``. With ``columns`` (:func:`_few_arm_columns`)
     only the kept arms are exponentiated and the rest of ``p`` is 0 = exp(−∞): the same arrays, the same sums (the
-    zeros sit where they did), without the exponential of −∞ that cost numpy ten times a finite one: 23 -> 1.7 ms a
-    step at 3,600 runs of 100 arms with 10 correct ones."""
+    zeros sit where they did). Measured at 3,600 runs of 100 arms with 10 correct ones (2-core AVX2 CPU, where one
+    float64 ``exp`` over all 360,000 logits took 10 ms): 23 -> 1.7 ms a step."""
     if columns is None:
         zk = np.where(keep, z, -np.inf)
         lse = _lse(zk)
@@ -306,13 +306,14 @@ def simulate(bandit: LogLinearBandit, algorithms: Sequence[str], step_sizes: Any
     _gap.theorem1_constant(0.0, 0.0, step_condition_form)    # an unknown form raises here, as at the first step
     alg_rows = [(a, code == a) for a in set(algs)]           # each algorithm's runs (disjoint rows)
     plus_columns, minus_columns = _few_arm_columns(correct), _few_arm_columns(~correct)
+    incorr_b = ~corr_b
 
     for k in range(n_steps + 1):
         z = (th @ phi_t).reshape(r_n, x_n, n_arms)
         lse = _lse(z)
         p = np.exp(z - lse)
         lse_p, pp = _masked_softmax(z, corr_b, plus_columns)
-        lse_m, pm = _masked_softmax(z, ~corr_b, minus_columns)
+        lse_m, pm = _masked_softmax(z, incorr_b, minus_columns)
         ell = (lse_p - lse_m)[..., 0]
         j = expit(ell)
         pt = np.swapaxes(p, 0, 1)                            # (X, R, N)
